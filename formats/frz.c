@@ -1,0 +1,942 @@
+/* frz.c — the flightrec dump codec: encoder, decoder, file I/O.
+ *
+ * formats/frz.md is the contract this file implements.  Every field is
+ * serialised explicitly, little-endian, at the offsets the spec's tables
+ * give; C structs are never copied to or from disk.  Nothing here prints:
+ * problems are reported through frz_error as "NAME: at byte N: what".
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include "frz.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define MEMORY_NAME "<memory>"
+#define NSECTIONS_V1 3
+#define DEFAULT_LEVEL 3
+#define MAX_LEVEL 19
+
+/* ---- CRC-32 --------------------------------------------------------------
+ * The 256-entry table is built by the preprocessor, so it is a constant:
+ * no run-time initialisation and nothing to race on between threads. */
+#define CRC_POLY 0xEDB88320u
+#define CRC_BIT(c) (((c) >> 1) ^ (CRC_POLY & (0u - ((c) & 1u))))
+#define CRC_BYTE(n)                                                                      \
+  CRC_BIT(CRC_BIT(CRC_BIT(CRC_BIT(CRC_BIT(CRC_BIT(CRC_BIT(CRC_BIT((uint32_t)(n)))))))))
+#define CRC_ROW4(n) CRC_BYTE(n), CRC_BYTE((n) + 1), CRC_BYTE((n) + 2), CRC_BYTE((n) + 3)
+#define CRC_ROW16(n) CRC_ROW4(n), CRC_ROW4((n) + 4), CRC_ROW4((n) + 8), CRC_ROW4((n) + 12)
+#define CRC_ROW64(n) CRC_ROW16(n), CRC_ROW16((n) + 16), CRC_ROW16((n) + 32), CRC_ROW16((n) + 48)
+
+static const uint32_t crc_table[256] = {CRC_ROW64(0), CRC_ROW64(64), CRC_ROW64(128),
+                                        CRC_ROW64(192)};
+
+uint32_t frz_crc32(uint32_t crc, const void *buf, size_t len)
+{
+  const uint8_t *p = buf;
+  crc = ~crc;
+  while (len--)
+    crc = (crc >> 8) ^ crc_table[(crc ^ *p++) & 0xffu];
+  return ~crc;
+}
+
+/* ---- little-endian put/get ----------------------------------------------- */
+
+static void put8(uint8_t *p, size_t off, uint8_t v) { p[off] = v; }
+
+static void put16(uint8_t *p, size_t off, uint16_t v)
+{
+  p[off] = (uint8_t)v;
+  p[off + 1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, size_t off, uint32_t v)
+{
+  for (int i = 0; i < 4; i++)
+    p[off + (size_t)i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, size_t off, uint64_t v)
+{
+  for (int i = 0; i < 8; i++)
+    p[off + (size_t)i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint8_t get8(const uint8_t *p, size_t off) { return p[off]; }
+
+static uint16_t get16(const uint8_t *p, size_t off)
+{
+  return (uint16_t)(p[off] | (uint16_t)p[off + 1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p, size_t off)
+{
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--)
+    v = v << 8 | p[off + (size_t)i];
+  return v;
+}
+
+static uint64_t get64(const uint8_t *p, size_t off)
+{
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[off + (size_t)i];
+  return v;
+}
+
+/* Store a C string into a fixed NUL-padded field of `size` bytes: at most
+ * size-1 characters, the rest zero. */
+static void put_str(uint8_t *p, size_t off, const char *s, size_t size)
+{
+  size_t n = strnlen(s, size - 1);
+  memcpy(p + off, s, n);
+  memset(p + off + n, 0, size - n);
+}
+
+/* Load a fixed NUL-padded field, forcing termination and zeroing the tail. */
+static void get_str(char *dst, const uint8_t *p, size_t off, size_t size)
+{
+  size_t n = strnlen((const char *)p + off, size - 1);
+  memcpy(dst, p + off, n);
+  memset(dst + n, 0, size - n);
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* Fill `err` (when given) with "NAME: at byte OFF: WHAT" and return `st`. */
+__attribute__((format(printf, 5, 6))) static frz_status
+fail(frz_error *err, frz_status st, const char *name, uint64_t off, const char *fmt, ...)
+{
+  if (!err)
+    return st;
+  char what[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  err->status = st;
+  err->offset = off;
+  snprintf(err->msg, sizeof err->msg, "%s: at byte %" PRIu64 ": %s",
+           name ? name : MEMORY_NAME, off, what);
+  return st;
+}
+
+static void set_ok(frz_error *err)
+{
+  if (err) {
+    err->status = FRZ_OK;
+    err->offset = 0;
+    err->msg[0] = '\0';
+  }
+}
+
+/* Thread-safe strerror into a caller buffer (GNU strerror_r). */
+static const char *errstr(int e, char *buf, size_t size)
+{
+  return strerror_r(e, buf, size);
+}
+
+/* ---- item layouts (frz.md, "Section payloads") ---------------------------- */
+
+static void put_process(uint8_t *p, const frz_process *s)
+{
+  put32(p, 0, (uint32_t)s->global_rank);
+  put32(p, 4, (uint32_t)s->world_size);
+  put32(p, 8, (uint32_t)s->local_rank);
+  put32(p, 12, s->pid);
+  put_str(p, 16, s->host, FRZ_HOST_MAX);
+  put_str(p, 80, s->job_id, FRZ_JOB_MAX);
+  put32(p, 144, (uint32_t)s->nccl_version);
+  put32(p, 148, s->recorder_version);
+  put64(p, 152, s->anchor_realtime_ns);
+  put64(p, 160, s->anchor_monotonic_ns);
+  put32(p, 168, s->trigger);
+  put32(p, 172, s->frame);
+  put64(p, 176, s->frame_time_ns);
+  put64(p, 184, s->trigger_time_ns);
+  put32(p, 192, (uint32_t)s->trigger_rank);
+  put32(p, 196, s->flags);
+  put64(p, 200, s->records_total);
+  put64(p, 208, s->records_dropped);
+  put32(p, 216, s->ring_capacity);
+  put32(p, 220, 0); /* reserved */
+  put_str(p, 224, s->trigger_text, FRZ_TEXT_MAX);
+}
+
+static void get_process(const uint8_t *p, frz_process *s)
+{
+  memset(s, 0, sizeof *s);
+  s->global_rank = (int32_t)get32(p, 0);
+  s->world_size = (int32_t)get32(p, 4);
+  s->local_rank = (int32_t)get32(p, 8);
+  s->pid = get32(p, 12);
+  get_str(s->host, p, 16, FRZ_HOST_MAX);
+  get_str(s->job_id, p, 80, FRZ_JOB_MAX);
+  s->nccl_version = (int32_t)get32(p, 144);
+  s->recorder_version = get32(p, 148);
+  s->anchor_realtime_ns = get64(p, 152);
+  s->anchor_monotonic_ns = get64(p, 160);
+  s->trigger = get32(p, 168);
+  s->frame = get32(p, 172);
+  s->frame_time_ns = get64(p, 176);
+  s->trigger_time_ns = get64(p, 184);
+  s->trigger_rank = (int32_t)get32(p, 192);
+  s->flags = get32(p, 196);
+  s->records_total = get64(p, 200);
+  s->records_dropped = get64(p, 208);
+  s->ring_capacity = get32(p, 216);
+  s->reserved0 = 0;
+  get_str(s->trigger_text, p, 224, FRZ_TEXT_MAX);
+}
+
+static void put_comm(uint8_t *p, const frz_comm *c)
+{
+  put64(p, 0, c->comm_id);
+  put64(p, 8, c->nccl_comm_hash);
+  put64(p, 16, c->parent_id);
+  put64(p, 24, c->handle);
+  put32(p, 32, (uint32_t)c->nranks);
+  put32(p, 36, (uint32_t)c->rank);
+  put32(p, 40, (uint32_t)c->split_color);
+  put32(p, 44, (uint32_t)c->split_key);
+  put32(p, 48, c->flags);
+  put32(p, 52, (uint32_t)c->cuda_device);
+  put64(p, 56, c->next_seq);
+  put64(p, 64, c->first_retained_seq);
+  put64(p, 72, (uint64_t)c->last_enqueued_seq);
+  put64(p, 80, (uint64_t)c->last_started_seq);
+  put64(p, 88, (uint64_t)c->last_completed_seq);
+  put64(p, 96, c->dropped_records);
+}
+
+static void get_comm(const uint8_t *p, frz_comm *c)
+{
+  memset(c, 0, sizeof *c);
+  c->comm_id = get64(p, 0);
+  c->nccl_comm_hash = get64(p, 8);
+  c->parent_id = get64(p, 16);
+  c->handle = get64(p, 24);
+  c->nranks = (int32_t)get32(p, 32);
+  c->rank = (int32_t)get32(p, 36);
+  c->split_color = (int32_t)get32(p, 40);
+  c->split_key = (int32_t)get32(p, 44);
+  c->flags = get32(p, 48);
+  c->cuda_device = (int32_t)get32(p, 52);
+  c->next_seq = get64(p, 56);
+  c->first_retained_seq = get64(p, 64);
+  c->last_enqueued_seq = (int64_t)get64(p, 72);
+  c->last_started_seq = (int64_t)get64(p, 80);
+  c->last_completed_seq = (int64_t)get64(p, 88);
+  c->dropped_records = get64(p, 96);
+}
+
+static void put_record(uint8_t *p, const frz_record *r)
+{
+  put64(p, 0, r->id);
+  put64(p, 8, r->comm_id);
+  put64(p, 16, r->seq);
+  put64(p, 24, r->count);
+  put64(p, 32, r->stream);
+  put64(p, 40, r->call_site);
+  put64(p, 48, r->group_id);
+  put64(p, 56, r->t_enqueue_ns);
+  put64(p, 64, r->t_start_ns);
+  put64(p, 72, r->t_complete_ns);
+  put32(p, 80, r->tid);
+  put32(p, 84, (uint32_t)r->peer);
+  put16(p, 88, r->op);
+  put8(p, 90, r->kind);
+  put8(p, 91, r->dir);
+  put8(p, 92, r->dtype);
+  put8(p, 93, r->redop);
+  put8(p, 94, r->state);
+  put8(p, 95, 0); /* reserved */
+  put32(p, 96, r->flags);
+  put32(p, 100, (uint32_t)r->result);
+}
+
+static void get_record(const uint8_t *p, frz_record *r)
+{
+  memset(r, 0, sizeof *r);
+  r->id = get64(p, 0);
+  r->comm_id = get64(p, 8);
+  r->seq = get64(p, 16);
+  r->count = get64(p, 24);
+  r->stream = get64(p, 32);
+  r->call_site = get64(p, 40);
+  r->group_id = get64(p, 48);
+  r->t_enqueue_ns = get64(p, 56);
+  r->t_start_ns = get64(p, 64);
+  r->t_complete_ns = get64(p, 72);
+  r->tid = get32(p, 80);
+  r->peer = (int32_t)get32(p, 84);
+  r->op = get16(p, 88);
+  r->kind = get8(p, 90);
+  r->dir = get8(p, 91);
+  r->dtype = get8(p, 92);
+  r->redop = get8(p, 93);
+  r->state = get8(p, 94);
+  r->reserved0 = 0;
+  r->flags = get32(p, 96);
+  r->result = (int32_t)get32(p, 100);
+}
+
+/* ---- encoder ------------------------------------------------------------- */
+
+/* One section as the encoder lays it out. */
+typedef struct {
+  uint32_t type;
+  uint32_t item_size;
+  uint64_t count;
+  uint64_t offset, stored, raw;
+  uint32_t crc;
+} enc_section;
+
+/* Serialise items [0, count) of section `s` into `raw`. */
+static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *proc,
+                         const frz_comm *comms, const frz_record *records)
+{
+  for (uint64_t i = 0; i < s->count; i++) {
+    uint8_t *p = raw + i * s->item_size;
+    if (s->type == FRZ_SEC_PROCESS)
+      put_process(p, proc);
+    else if (s->type == FRZ_SEC_COMMS)
+      put_comm(p, &comms[i]);
+    else
+      put_record(p, &records[i]);
+  }
+}
+
+/* Write the file header, the section table and its CRC at the start of out. */
+static void encode_header(uint8_t *out, const enc_section *secs, uint32_t n)
+{
+  memcpy(out, FRZ_MAGIC, FRZ_MAGIC_LEN);
+  put16(out, 8, FRZ_VERSION_MAJOR);
+  put16(out, 10, FRZ_VERSION_MINOR);
+  put32(out, 12, FRZ_HEADER_SIZE);
+  put32(out, 16, n);
+  put32(out, 20, FRZ_SECTION_ENTRY_SIZE);
+  put32(out, 24, 0); /* flags */
+  put32(out, 28, 0); /* reserved */
+  for (uint32_t i = 0; i < n; i++) {
+    uint8_t *e = out + FRZ_HEADER_SIZE + (size_t)i * FRZ_SECTION_ENTRY_SIZE;
+    put32(e, 0, secs[i].type);
+    put32(e, 4, FRZ_SECTION_VERSION);
+    put64(e, 8, secs[i].offset);
+    put64(e, 16, secs[i].stored);
+    put64(e, 24, secs[i].raw);
+    put64(e, 32, secs[i].count);
+    put32(e, 40, secs[i].item_size);
+    put32(e, 44, secs[i].crc);
+  }
+  size_t table_end = FRZ_HEADER_SIZE + (size_t)n * FRZ_SECTION_ENTRY_SIZE;
+  put32(out, table_end, frz_crc32(0, out, table_end));
+}
+
+/* Make a compression context with the level and the frame options frz.md
+ * requires (content size and content checksum in every frame). */
+static ZSTD_CCtx *make_cctx(int level)
+{
+  ZSTD_CCtx *cctx = ZSTD_createCCtx();
+  if (!cctx)
+    return NULL;
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1))) {
+    ZSTD_freeCCtx(cctx);
+    return NULL;
+  }
+  return cctx;
+}
+
+/* Check frz_encode's arguments; FRZ_OK or FRZ_E_INVALID. */
+static frz_status check_encode_args(const frz_process *proc, const frz_comm *comms,
+                                    uint32_t ncomms, const frz_record *records,
+                                    uint64_t nrecords, int level, void **out,
+                                    size_t *out_len, frz_error *err)
+{
+  if (!proc || !out || !out_len)
+    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: NULL argument");
+  if ((ncomms && !comms) || (nrecords && !records))
+    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: NULL array with a nonzero count");
+  if (level < 0 || level > MAX_LEVEL)
+    return fail(err, FRZ_E_INVALID, NULL, 0,
+                "frz_encode: compression level %d out of range (0..%d)", level, MAX_LEVEL);
+  if (nrecords > FRZ_SECTION_RAW_MAX / FRZ_RECORD_ITEM_SIZE ||
+      nrecords > (SIZE_MAX / 2) / FRZ_RECORD_ITEM_SIZE)
+    return fail(err, FRZ_E_INVALID, NULL, 0,
+                "frz_encode: %" PRIu64 " records exceed the section size limit", nrecords);
+  return FRZ_OK;
+}
+
+frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
+                      const frz_record *records, uint64_t nrecords, int level, void **out,
+                      size_t *out_len, frz_error *err)
+{
+  frz_status st = check_encode_args(proc, comms, ncomms, records, nrecords, level, out,
+                                    out_len, err);
+  if (st != FRZ_OK)
+    return st;
+  *out = NULL;
+  *out_len = 0;
+  enc_section secs[NSECTIONS_V1] = {
+      {FRZ_SEC_PROCESS, FRZ_PROCESS_ITEM_SIZE, 1, 0, 0, 0, 0},
+      {FRZ_SEC_COMMS, FRZ_COMM_ITEM_SIZE, ncomms, 0, 0, 0, 0},
+      {FRZ_SEC_RECORDS, FRZ_RECORD_ITEM_SIZE, nrecords, 0, 0, 0, 0},
+  };
+  size_t table_end = FRZ_HEADER_SIZE + NSECTIONS_V1 * FRZ_SECTION_ENTRY_SIZE;
+  size_t cap = table_end + 4, max_raw = 0;
+  for (int i = 0; i < NSECTIONS_V1; i++) {
+    secs[i].raw = secs[i].count * secs[i].item_size;
+    cap += ZSTD_compressBound((size_t)secs[i].raw);
+    if (secs[i].raw > max_raw)
+      max_raw = (size_t)secs[i].raw;
+  }
+  uint8_t *buf = malloc(cap);
+  uint8_t *raw = malloc(max_raw);
+  ZSTD_CCtx *cctx = make_cctx(level ? level : DEFAULT_LEVEL);
+  if (!buf || !raw || !cctx) {
+    st = fail(err, FRZ_E_NOMEM, NULL, 0, "out of memory encoding a dump (%zu bytes)", cap);
+    goto out;
+  }
+  size_t pos = table_end + 4;
+  for (int i = 0; i < NSECTIONS_V1; i++) {
+    encode_items(&secs[i], raw, proc, comms, records);
+    size_t n = ZSTD_compress2(cctx, buf + pos, cap - pos, raw, (size_t)secs[i].raw);
+    if (ZSTD_isError(n)) {
+      st = fail(err, FRZ_E_NOMEM, NULL, pos, "zstd compression failed: %s",
+                ZSTD_getErrorName(n));
+      goto out;
+    }
+    secs[i].offset = pos;
+    secs[i].stored = n;
+    secs[i].crc = frz_crc32(0, buf + pos, n);
+    pos += n;
+  }
+  encode_header(buf, secs, NSECTIONS_V1);
+  uint8_t *shrunk = realloc(buf, pos);
+  *out = shrunk ? shrunk : buf;
+  *out_len = pos;
+  buf = NULL;
+  set_ok(err);
+out:
+  ZSTD_freeCCtx(cctx);
+  free(raw);
+  free(buf);
+  return st;
+}
+
+/* ---- decoder ------------------------------------------------------------- */
+
+/* One section-table entry as read from the file. */
+typedef struct {
+  uint32_t type, version;
+  uint64_t offset, stored, raw, count;
+  uint32_t item_size, crc;
+  uint64_t entry_off; /* where this entry sits in the file */
+} dec_section;
+
+/* Decoding state of one file image. */
+typedef struct {
+  const uint8_t *buf;
+  size_t len;
+  const char *name;
+  frz_error *err;
+  uint16_t major, minor;
+  uint32_t header_size, nsections, entry_size;
+  uint64_t table_end; /* offset of the header CRC */
+  dec_section *secs;
+  int seen[NSECTIONS_V1 + 1];
+} decoder;
+
+/* Human name of a section for messages. */
+static const char *section_label(uint32_t type)
+{
+  switch (type) {
+  case FRZ_SEC_PROCESS: return "process section";
+  case FRZ_SEC_COMMS: return "comms section";
+  case FRZ_SEC_RECORDS: return "records section";
+  default: return "section";
+  }
+}
+
+static uint32_t min_item_size(uint32_t type)
+{
+  switch (type) {
+  case FRZ_SEC_PROCESS: return FRZ_PROCESS_ITEM_SIZE;
+  case FRZ_SEC_COMMS: return FRZ_COMM_ITEM_SIZE;
+  default: return FRZ_RECORD_ITEM_SIZE;
+  }
+}
+
+static int is_known_type(uint32_t type)
+{
+  return type == FRZ_SEC_PROCESS || type == FRZ_SEC_COMMS || type == FRZ_SEC_RECORDS;
+}
+
+/* Check the magic and the version: the 12 bytes every major keeps. */
+static frz_status check_magic_version(decoder *d)
+{
+  size_t n = d->len < FRZ_MAGIC_LEN ? d->len : FRZ_MAGIC_LEN;
+  if (memcmp(d->buf, FRZ_MAGIC, n) != 0)
+    return fail(d->err, FRZ_E_MAGIC, d->name, 0, "not a flightrec dump (bad magic)");
+  if (d->len < 12)
+    return fail(d->err, FRZ_E_TRUNCATED, d->name, 0,
+                "file header truncated (need %d bytes, file ends at %zu)", FRZ_HEADER_SIZE,
+                d->len);
+  d->major = get16(d->buf, 8);
+  d->minor = get16(d->buf, 10);
+  if (d->major > FRZ_VERSION_MAJOR)
+    return fail(d->err, FRZ_E_VERSION, d->name, 8,
+                "format version %u.%u is newer than this reader supports (%d.x); "
+                "use a newer flightrec",
+                d->major, d->minor, FRZ_VERSION_MAJOR);
+  if (d->major == 0)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, 8, "invalid format version 0.%u", d->minor);
+  return FRZ_OK;
+}
+
+/* Read the fixed header and verify the header+table CRC. */
+static frz_status read_header(decoder *d)
+{
+  if (d->len < FRZ_HEADER_SIZE)
+    return fail(d->err, FRZ_E_TRUNCATED, d->name, 0,
+                "file header truncated (need %d bytes, file ends at %zu)", FRZ_HEADER_SIZE,
+                d->len);
+  d->header_size = get32(d->buf, 12);
+  d->nsections = get32(d->buf, 16);
+  d->entry_size = get32(d->buf, 20);
+  if (d->header_size < FRZ_HEADER_SIZE)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, 12, "header size %" PRIu32 " is below %d",
+                d->header_size, FRZ_HEADER_SIZE);
+  if (d->entry_size < FRZ_SECTION_ENTRY_SIZE)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, 20,
+                "section entry size %" PRIu32 " is below %d", d->entry_size,
+                FRZ_SECTION_ENTRY_SIZE);
+  d->table_end = (uint64_t)d->header_size + (uint64_t)d->nsections * d->entry_size;
+  if (d->table_end + 4 > d->len)
+    return fail(d->err, FRZ_E_TRUNCATED, d->name, d->header_size < d->len ? d->header_size : 12,
+                "section table truncated (need %" PRIu64 " bytes, file ends at %zu)",
+                d->table_end + 4, d->len);
+  uint32_t stored = get32(d->buf, (size_t)d->table_end);
+  uint32_t computed = frz_crc32(0, d->buf, (size_t)d->table_end);
+  if (stored != computed)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, d->table_end,
+                "header checksum mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+                stored, computed);
+  return FRZ_OK;
+}
+
+/* Parse the section table and check every section's bounds (truncation is
+ * reported before any content is examined). */
+static frz_status read_table(decoder *d)
+{
+  if (d->nsections) {
+    d->secs = calloc(d->nsections, sizeof *d->secs);
+    if (!d->secs)
+      return fail(d->err, FRZ_E_NOMEM, d->name, d->header_size,
+                  "out of memory for %" PRIu32 " sections", d->nsections);
+  }
+  uint64_t data_start = d->table_end + 4, max_end = data_start;
+  for (uint32_t i = 0; i < d->nsections; i++) {
+    dec_section *s = &d->secs[i];
+    uint64_t e = (uint64_t)d->header_size + (uint64_t)i * d->entry_size;
+    const uint8_t *p = d->buf + e;
+    *s = (dec_section){get32(p, 0), get32(p, 4), get64(p, 8), get64(p, 16), get64(p, 24),
+                       get64(p, 32), get32(p, 40), get32(p, 44), e};
+    if (s->version == 0)
+      return fail(d->err, FRZ_E_CORRUPT, d->name, e + 4, "%s (type %" PRIu32 ") has version 0",
+                  section_label(s->type), s->type);
+    if (s->offset < data_start)
+      return fail(d->err, FRZ_E_CORRUPT, d->name, e + 8,
+                  "%s offset %" PRIu64 " lies inside the header (data starts at %" PRIu64 ")",
+                  section_label(s->type), s->offset, data_start);
+    if (s->stored > d->len || s->offset > d->len - s->stored)
+      return fail(d->err, FRZ_E_TRUNCATED, d->name, s->offset < d->len ? s->offset : e + 8,
+                  "%s truncated (need %" PRIu64 " bytes at byte %" PRIu64
+                  ", file ends at %zu)",
+                  section_label(s->type), s->stored, s->offset, d->len);
+    if (s->offset + s->stored > max_end)
+      max_end = s->offset + s->stored;
+  }
+  if (max_end < d->len)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, max_end,
+                "%" PRIu64 " unexpected bytes after the last section", d->len - max_end);
+  return FRZ_OK;
+}
+
+/* Check a known section's sizes against each other and the limits. */
+static frz_status check_section_sizes(decoder *d, const dec_section *s)
+{
+  const char *what = section_label(s->type);
+  uint32_t min = min_item_size(s->type);
+  if (s->item_size < min)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 40,
+                "%s item size %" PRIu32 " is smaller than %" PRIu32, what, s->item_size, min);
+  if (s->count > UINT64_MAX / s->item_size || s->count * s->item_size != s->raw)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 24,
+                "%s raw length %" PRIu64 " != item count %" PRIu64 " x item size %" PRIu32,
+                what, s->raw, s->count, s->item_size);
+  if (s->raw > FRZ_SECTION_RAW_MAX || s->raw > SIZE_MAX / 2)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 24,
+                "%s raw length %" PRIu64 " exceeds the limit of %" PRIu64 " bytes", what,
+                s->raw, FRZ_SECTION_RAW_MAX);
+  if (s->type == FRZ_SEC_PROCESS && s->count != 1)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
+                "process section holds %" PRIu64 " items (must be 1)", s->count);
+  if (s->type == FRZ_SEC_COMMS && s->count > UINT32_MAX)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
+                "comms section holds %" PRIu64 " items (limit %" PRIu32 ")", s->count,
+                UINT32_MAX);
+  return FRZ_OK;
+}
+
+/* Decompress a section's single zstd frame into a new buffer of exactly
+ * s->raw bytes (*raw; NULL when s->raw is 0). */
+static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **raw)
+{
+  const char *what = section_label(s->type);
+  const uint8_t *src = d->buf + s->offset;
+  *raw = NULL;
+  size_t fsz = ZSTD_findFrameCompressedSize(src, (size_t)s->stored);
+  if (ZSTD_isError(fsz))
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset, "%s is not a zstd frame (%s)", what,
+                ZSTD_getErrorName(fsz));
+  if (fsz != s->stored)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset + fsz,
+                "%s has %" PRIu64 " bytes after its zstd frame", what, s->stored - fsz);
+  unsigned long long csz = ZSTD_getFrameContentSize(src, (size_t)s->stored);
+  if (csz == ZSTD_CONTENTSIZE_ERROR || (csz != ZSTD_CONTENTSIZE_UNKNOWN && csz != s->raw))
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset,
+                "%s frame content size does not match its raw length %" PRIu64, what, s->raw);
+  uint8_t one;
+  uint8_t *dst = s->raw ? malloc((size_t)s->raw) : &one;
+  if (!dst)
+    return fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
+                "out of memory for %s (%" PRIu64 " bytes)", what, s->raw);
+  size_t n = ZSTD_decompress(dst, (size_t)s->raw, src, (size_t)s->stored);
+  if (ZSTD_isError(n) || n != s->raw) {
+    if (dst != &one)
+      free(dst);
+    if (ZSTD_isError(n))
+      return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset, "%s does not decompress (%s)",
+                  what, ZSTD_getErrorName(n));
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset,
+                "%s decompresses to %zu bytes, expected %" PRIu64, what, n, s->raw);
+  }
+  *raw = dst != &one ? dst : NULL;
+  return FRZ_OK;
+}
+
+/* Convert a known section's raw items into the dump's structures. */
+static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *raw,
+                             frz_dump *out)
+{
+  if (s->type == FRZ_SEC_PROCESS) {
+    get_process(raw, &out->process);
+    return FRZ_OK;
+  }
+  if (s->count == 0)
+    return FRZ_OK;
+  if (s->type == FRZ_SEC_COMMS) {
+    out->comms = calloc((size_t)s->count, sizeof *out->comms);
+    if (!out->comms)
+      return fail(d->err, FRZ_E_NOMEM, d->name, s->offset, "out of memory for %" PRIu64 " comms",
+                  s->count);
+    out->ncomms = (uint32_t)s->count;
+    for (uint64_t i = 0; i < s->count; i++)
+      get_comm(raw + i * s->item_size, &out->comms[i]);
+    return FRZ_OK;
+  }
+  out->records = calloc((size_t)s->count, sizeof *out->records);
+  if (!out->records)
+    return fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
+                "out of memory for %" PRIu64 " records", s->count);
+  out->nrecords = s->count;
+  for (uint64_t i = 0; i < s->count; i++)
+    get_record(raw + i * s->item_size, &out->records[i]);
+  return FRZ_OK;
+}
+
+/* Verify one section's CRC and, if its type is known, decode it. */
+static frz_status read_section(decoder *d, const dec_section *s, frz_dump *out)
+{
+  uint32_t crc = frz_crc32(0, d->buf + s->offset, (size_t)s->stored);
+  if (crc != s->crc)
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset,
+                "%s (type %" PRIu32 ") checksum mismatch (stored 0x%08" PRIx32
+                ", computed 0x%08" PRIx32 ")",
+                section_label(s->type), s->type, s->crc, crc);
+  if (!is_known_type(s->type)) {
+    out->unknown_sections++;
+    return FRZ_OK;
+  }
+  if (d->seen[s->type])
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off, "duplicate %s",
+                section_label(s->type));
+  d->seen[s->type] = 1;
+  frz_status st = check_section_sizes(d, s);
+  uint8_t *raw = NULL;
+  if (st == FRZ_OK)
+    st = inflate_section(d, s, &raw);
+  if (st == FRZ_OK)
+    st = load_items(d, s, raw, out);
+  free(raw);
+  return st;
+}
+
+static int cmp_record_id(const void *a, const void *b)
+{
+  uint64_t x = ((const frz_record *)a)->id, y = ((const frz_record *)b)->id;
+  return (x > y) - (x < y);
+}
+
+/* Present records in id order whatever order the writer used. */
+static void sort_records(frz_dump *out)
+{
+  for (uint64_t i = 1; i < out->nrecords; i++) {
+    if (out->records[i].id < out->records[i - 1].id) {
+      qsort(out->records, (size_t)out->nrecords, sizeof *out->records, cmp_record_id);
+      return;
+    }
+  }
+}
+
+/* The body of frz_decode once the arguments are known to be sane. */
+static frz_status decode_image(decoder *d, frz_dump *out)
+{
+  if (d->len == 0)
+    return fail(d->err, FRZ_E_EMPTY, d->name, 0, "empty file (0 bytes)");
+  frz_status st = check_magic_version(d);
+  if (st == FRZ_OK)
+    st = read_header(d);
+  if (st == FRZ_OK)
+    st = read_table(d);
+  for (uint32_t i = 0; st == FRZ_OK && i < d->nsections; i++)
+    st = read_section(d, &d->secs[i], out);
+  if (st != FRZ_OK)
+    return st;
+  for (uint32_t t = FRZ_SEC_PROCESS; t <= FRZ_SEC_RECORDS; t++)
+    if (!d->seen[t])
+      return fail(d->err, FRZ_E_CORRUPT, d->name, d->header_size, "no %s in the file",
+                  section_label(t));
+  out->version_major = d->major;
+  out->version_minor = d->minor;
+  sort_records(out);
+  return FRZ_OK;
+}
+
+frz_status frz_decode(const void *buf, size_t len, const char *name, frz_dump *out,
+                      frz_error *err)
+{
+  if (!out)
+    return fail(err, FRZ_E_INVALID, name, 0, "frz_decode: NULL output");
+  memset(out, 0, sizeof *out);
+  if (!buf && len)
+    return fail(err, FRZ_E_INVALID, name, 0, "frz_decode: NULL buffer");
+  decoder d = {.buf = buf, .len = len, .name = name ? name : MEMORY_NAME, .err = err};
+  frz_status st = decode_image(&d, out);
+  free(d.secs);
+  if (st != FRZ_OK)
+    frz_dump_free(out);
+  else
+    set_ok(err);
+  return st;
+}
+
+void frz_dump_free(frz_dump *d)
+{
+  if (!d)
+    return;
+  free(d->comms);
+  free(d->records);
+  memset(d, 0, sizeof *d);
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+/* Read up to `size` bytes from fd into buf; returns the count read (short at
+ * end of file) or -1 with errno set. */
+static ssize_t read_full(int fd, uint8_t *buf, size_t size)
+{
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = read(fd, buf + got, size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      break;
+    got += (size_t)n;
+  }
+  return (ssize_t)got;
+}
+
+frz_status frz_read_file(const char *path, frz_dump *out, frz_error *err)
+{
+  if (!path || !out)
+    return fail(err, FRZ_E_INVALID, path, 0, "frz_read_file: NULL argument");
+  memset(out, 0, sizeof *out);
+  char eb[128];
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
+   * refused as not a regular file); it has no effect on regular files. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return fail(err, FRZ_E_IO, path, 0, "cannot open: %s", errstr(errno, eb, sizeof eb));
+  struct stat st;
+  frz_status rc;
+  uint8_t *buf = NULL;
+  if (fstat(fd, &st) != 0) {
+    rc = fail(err, FRZ_E_IO, path, 0, "cannot stat: %s", errstr(errno, eb, sizeof eb));
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    rc = fail(err, FRZ_E_IO, path, 0, "not a regular file");
+    goto out;
+  }
+  if ((uint64_t)st.st_size > SIZE_MAX / 2) {
+    rc = fail(err, FRZ_E_IO, path, 0, "file too large (%jd bytes)", (intmax_t)st.st_size);
+    goto out;
+  }
+  size_t size = (size_t)st.st_size;
+  buf = malloc(size ? size : 1);
+  if (!buf) {
+    rc = fail(err, FRZ_E_NOMEM, path, 0, "out of memory reading %zu bytes", size);
+    goto out;
+  }
+  ssize_t got = read_full(fd, buf, size);
+  if (got < 0) {
+    rc = fail(err, FRZ_E_IO, path, 0, "read failed: %s", errstr(errno, eb, sizeof eb));
+    goto out;
+  }
+  rc = frz_decode(buf, (size_t)got, path, out, err);
+out:
+  free(buf);
+  close(fd);
+  return rc;
+}
+
+/* Write all of buf to fd, retrying EINTR and short writes.  Returns 0, or -1
+ * with errno set and *done the bytes written before the failure. */
+static int write_full(int fd, const uint8_t *buf, size_t len, size_t *done)
+{
+  *done = 0;
+  while (*done < len) {
+    ssize_t n = write(fd, buf + *done, len - *done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    if (n == 0) {
+      errno = EIO;
+      return -1;
+    }
+    *done += (size_t)n;
+  }
+  return 0;
+}
+
+/* Create a fresh temporary file ".NAME.tmp.<pid>.<random>" in dfd (mode
+ * 0600, exclusive, never through a symlink); returns the fd or -1. */
+static int create_temp(int dfd, const char *name, char *tmp, size_t tmpsize)
+{
+  static unsigned long counter;
+  for (int attempt = 0; attempt < 32; attempt++) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    unsigned long c = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    uint32_t rnd = (uint32_t)(((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+                               (c * 0x9E3779B97F4A7C15ull)) >> 7);
+    snprintf(tmp, tmpsize, ".%s.tmp.%ld.%08" PRIx32, name, (long)getpid(), rnd);
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST)
+      return fd;
+  }
+  return -1;
+}
+
+/* Check the name given to frz_write_file_atomic: one plain path component
+ * short enough to carry the temporary suffix. */
+static int valid_file_name(const char *name)
+{
+  return name[0] && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..") &&
+         strlen(name) + 40 <= NAME_MAX;
+}
+
+/* Write into the temporary file, fsync and close it; on failure fill err. */
+static frz_status fill_temp(int fd, const char *path, const void *buf, size_t len,
+                            frz_error *err)
+{
+  char eb[128];
+  size_t done = 0;
+  frz_status st = FRZ_OK;
+  if (fchmod(fd, 0600) != 0)
+    st = fail(err, FRZ_E_IO, path, 0, "cannot set mode 0600 on the temporary file: %s",
+              errstr(errno, eb, sizeof eb));
+  else if (write_full(fd, buf, len, &done) != 0)
+    st = fail(err, FRZ_E_IO, path, done, "write failed: %s", errstr(errno, eb, sizeof eb));
+  else if (fsync(fd) != 0)
+    st = fail(err, FRZ_E_IO, path, len, "fsync failed: %s", errstr(errno, eb, sizeof eb));
+  if (close(fd) != 0 && errno != EINTR && st == FRZ_OK)
+    st = fail(err, FRZ_E_IO, path, len, "close failed: %s", errstr(errno, eb, sizeof eb));
+  return st;
+}
+
+frz_status frz_write_file_atomic(const char *dir, const char *name, const void *buf,
+                                 size_t len, frz_error *err)
+{
+  if (!dir || !name || (!buf && len))
+    return fail(err, FRZ_E_INVALID, name, 0, "frz_write_file_atomic: NULL argument");
+  char path[PATH_MAX], tmp[NAME_MAX + 1], eb[128];
+  int pn = snprintf(path, sizeof path, "%s/%s", dir, name);
+  if (pn < 0 || (size_t)pn >= sizeof path || !valid_file_name(name))
+    return fail(err, FRZ_E_INVALID, pn >= 0 && (size_t)pn < sizeof path ? path : name, 0,
+                "invalid dump file name (one path component, at most %d bytes)",
+                NAME_MAX - 40);
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return fail(err, FRZ_E_IO, path, 0, "cannot open directory %s: %s", dir,
+                errstr(errno, eb, sizeof eb));
+  frz_status st = FRZ_OK;
+  struct stat sb;
+  if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
+    st = fail(err, FRZ_E_IO, path, 0, "refusing to replace a symbolic link");
+    goto out;
+  }
+  int fd = create_temp(dfd, name, tmp, sizeof tmp);
+  if (fd < 0) {
+    st = fail(err, FRZ_E_IO, path, 0, "cannot create a temporary file in %s: %s", dir,
+              errstr(errno, eb, sizeof eb));
+    goto out;
+  }
+  st = fill_temp(fd, path, buf, len, err);
+  if (st == FRZ_OK && renameat(dfd, tmp, dfd, name) != 0)
+    st = fail(err, FRZ_E_IO, path, len, "cannot rename the temporary file into place: %s",
+              errstr(errno, eb, sizeof eb));
+  if (st != FRZ_OK)
+    unlinkat(dfd, tmp, 0);
+  else
+    fsync(dfd); /* make the rename durable; not every filesystem supports it */
+out:
+  close(dfd);
+  if (st == FRZ_OK)
+    set_ok(err);
+  return st;
+}

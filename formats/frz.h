@@ -1,0 +1,280 @@
+/* frz.h — the flightrec dump format (.frz): in-memory shapes and the codec.
+ *
+ * One dump file holds one process's snapshot at one frame: a process header,
+ * its communicators and its retained records.  formats/frz.md is the
+ * byte-level contract; this header is its C view.  Every part of flightrec
+ * reads and writes dumps only through these functions.
+ *
+ * Units: all times are nanoseconds (CLOCK_MONOTONIC unless the name says
+ * realtime); counts are elements, not bytes; ranks are 0-based.
+ * Errors: functions return an frz_status (FRZ_OK == 0) and, on failure, fill
+ * the caller's frz_error with a message that names the file (when known) and
+ * the byte offset of the problem.  Nothing is printed.
+ */
+#ifndef FRZ_H
+#define FRZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Format version written by this codec.  Readers accept every minor of a
+ * major they know and reject a newer major. */
+#define FRZ_VERSION_MAJOR 1
+#define FRZ_VERSION_MINOR 0
+
+/* ---- op codes (stable, on disk), generated from nccl_api.def ------------ */
+typedef enum {
+  FRZ_OP_NONE = 0,
+#define FR_COLL(code, Name, rec, params, args, c, d, o, r) FRZ_OP_##Name = code,
+#define FR_P2P(code, Name, params, args, dir) FRZ_OP_##Name = code,
+#define FR_CALL(code, Name, params, args) FRZ_OP_##Name = code,
+#include "nccl_api.def"
+  FRZ_OP_MAX_ = 256
+} frz_op;
+
+/* Op kinds: how a record's seq is to be read. */
+typedef enum {
+  FRZ_KIND_NONE = 0,
+  FRZ_KIND_COLL = 1,   /* seq is the comm's collective seq */
+  FRZ_KIND_P2P = 2,    /* seq is the (comm, peer, direction) p2p seq */
+  FRZ_KIND_GROUP = 3,  /* GroupStart/GroupEnd: seq unused (0) */
+  FRZ_KIND_LIFE = 4    /* comm lifecycle; seq is a collective seq */
+} frz_kind;
+
+/* p2p direction */
+enum { FRZ_DIR_NONE = 0, FRZ_DIR_SEND = 1, FRZ_DIR_RECV = 2 };
+
+/* Record state, in order of progress. */
+typedef enum {
+  FRZ_STATE_ENQUEUED = 0,  /* the call returned (or is in progress); no sign of start */
+  FRZ_STATE_STARTED = 1,   /* the stream reached the op (start event passed) */
+  FRZ_STATE_COMPLETED = 2, /* the op finished on the device (end event passed) */
+  FRZ_STATE_FAILED = 3     /* the NCCL call returned an error */
+} frz_state;
+
+/* Record flags */
+enum {
+  FRZ_RF_IN_GROUP = 1u << 0,       /* issued between GroupStart and GroupEnd */
+  FRZ_RF_GRAPH_CAPTURED = 1u << 1, /* stream was capturing: no events recorded */
+  FRZ_RF_PROFILER_SEEN = 1u << 2,  /* NCCL's profiler plugin reported this op */
+  FRZ_RF_NO_TRACKING = 1u << 3,    /* completion not tracked (no libcuda, off, or event failure) */
+  FRZ_RF_IN_CALL = 1u << 4         /* the NCCL call had not returned at dump time */
+};
+
+/* Trigger reasons (process header) */
+typedef enum {
+  FRZ_TRIGGER_NONE = 0,
+  FRZ_TRIGGER_TIMEOUT = 1,      /* this rank's watchdog saw an op older than FR_TIMEOUT_SEC */
+  FRZ_TRIGGER_FILE = 2,         /* the shared trigger file appeared (another rank, or fr-dump --trigger) */
+  FRZ_TRIGGER_SIGNAL = 3,       /* FR_DUMP_SIGNAL */
+  FRZ_TRIGGER_ABORT = 4,        /* ncclCommAbort */
+  FRZ_TRIGGER_ASYNC_ERROR = 5,  /* ncclCommGetAsyncError reported an error */
+  FRZ_TRIGGER_EXIT = 6,         /* process exit (FR_DUMP_ON_EXIT=1) */
+  FRZ_TRIGGER_FRAME = 7         /* a later frame after an earlier trigger */
+} frz_trigger;
+
+/* ---- structures ------------------------------------------------------- */
+
+#define FRZ_HOST_MAX 64
+#define FRZ_JOB_MAX 64
+#define FRZ_TEXT_MAX 128
+
+/* Process header: who wrote this dump, when and why. */
+typedef struct frz_process {
+  int32_t global_rank;       /* from RANK, OMPI_COMM_WORLD_RANK, ...; -1 unknown */
+  int32_t world_size;        /* from WORLD_SIZE, ...; -1 unknown */
+  int32_t local_rank;        /* -1 unknown */
+  uint32_t pid;
+  char host[FRZ_HOST_MAX];   /* NUL-terminated */
+  char job_id[FRZ_JOB_MAX];  /* NUL-terminated */
+  int32_t nccl_version;      /* ncclGetVersion code, 0 unknown */
+  uint32_t recorder_version; /* major*10000 + minor*100 + patch */
+  uint64_t anchor_realtime_ns;  /* CLOCK_REALTIME at anchor_monotonic_ns */
+  uint64_t anchor_monotonic_ns;
+  uint32_t trigger;          /* frz_trigger */
+  uint32_t frame;            /* 0 = first dump after the trigger */
+  uint64_t frame_time_ns;    /* CLOCK_MONOTONIC when this frame was taken */
+  uint64_t trigger_time_ns;  /* CLOCK_MONOTONIC of the trigger (frame 0) */
+  int32_t trigger_rank;      /* global rank that caused the trigger, -1 self/unknown */
+  uint32_t flags;            /* reserved, 0 */
+  uint64_t records_total;    /* records ever written in this process */
+  uint64_t records_dropped;  /* overwritten by the ring before this dump */
+  uint32_t ring_capacity;    /* FR_BUFFER_ENTRIES */
+  uint32_t reserved0;
+  char trigger_text[FRZ_TEXT_MAX]; /* human text, e.g. "seq 37 AllReduce waited 60 s" */
+} frz_process;
+
+/* Comm flags */
+enum {
+  FRZ_CF_INIT_FAILED = 1u << 0, /* init returned an error: no usable comm */
+  FRZ_CF_DESTROYED = 1u << 1,   /* CommDestroy returned */
+  FRZ_CF_ABORTED = 1u << 2,     /* CommAbort called */
+  FRZ_CF_SPLIT = 1u << 3,       /* created by CommSplit (parent_id, split_color valid) */
+  FRZ_CF_PENDING = 1u << 4,     /* nonblocking init still in progress */
+  FRZ_CF_UNKNOWN_ID = 1u << 5   /* created behind the recorder's back: comm_id is local, not shared */
+};
+
+/* One communicator as seen by this process (one comm rank of it). */
+typedef struct frz_comm {
+  uint64_t comm_id;          /* flightrec identity, equal on every member */
+  uint64_t nccl_comm_hash;   /* NCCL's own comm hash (profiler), 0 unknown */
+  uint64_t parent_id;        /* comm_id of the parent for splits, 0 none */
+  uint64_t handle;           /* ncclComm_t value in this process (for humans) */
+  int32_t nranks;            /* comm size, -1 unknown */
+  int32_t rank;              /* this process's rank in the comm, -1 unknown */
+  int32_t split_color;       /* CommSplit color, -1 none */
+  int32_t split_key;
+  uint32_t flags;            /* FRZ_CF_* */
+  int32_t cuda_device;       /* -1 unknown */
+  uint64_t next_seq;         /* collective seqs issued: the next one gets this */
+  uint64_t first_retained_seq; /* lowest collective seq still in the ring */
+  int64_t last_enqueued_seq;   /* -1 none */
+  int64_t last_started_seq;    /* -1 none */
+  int64_t last_completed_seq;  /* highest seq s such that every seq <= s completed; -1 none */
+  uint64_t dropped_records;  /* records of this comm overwritten in the ring */
+} frz_comm;
+
+/* One intercepted call. */
+typedef struct frz_record {
+  uint64_t id;               /* process-wide record number, from 0 */
+  uint64_t comm_id;          /* 0 for group records */
+  uint64_t seq;              /* collective seq, or p2p seq for Send/Recv */
+  uint64_t count;            /* elements */
+  uint64_t stream;           /* cudaStream_t value */
+  uint64_t call_site;        /* return address of the NCCL call */
+  uint64_t group_id;         /* 0 = not in a group; else the batch's id */
+  uint64_t t_enqueue_ns;     /* CLOCK_MONOTONIC when the call was entered */
+  uint64_t t_start_ns;       /* when the start was seen; 0 not seen */
+  uint64_t t_complete_ns;    /* when completion was seen; 0 not seen */
+  uint32_t tid;              /* Linux thread id of the caller */
+  int32_t peer;              /* root (collectives) or peer (p2p), comm rank; -1 none */
+  uint16_t op;               /* frz_op */
+  uint8_t kind;              /* frz_kind */
+  uint8_t dir;               /* FRZ_DIR_* */
+  uint8_t dtype;             /* ncclDataType_t; 255 none */
+  uint8_t redop;             /* ncclRedOp_t (built-ins); 255 none */
+  uint8_t state;             /* frz_state */
+  uint8_t reserved0;
+  uint32_t flags;            /* FRZ_RF_* */
+  int32_t result;            /* ncclResult_t returned; -1 not returned yet */
+} frz_record;
+
+/* A decoded dump.  Arrays are owned; free with frz_dump_free. */
+typedef struct frz_dump {
+  uint16_t version_major, version_minor;
+  frz_process process;
+  frz_comm *comms;
+  uint32_t ncomms;
+  frz_record *records;       /* in record-id order */
+  uint64_t nrecords;
+  uint32_t unknown_sections; /* sections skipped because their type is unknown */
+} frz_dump;
+
+/* ---- errors ----------------------------------------------------------- */
+typedef enum {
+  FRZ_OK = 0,
+  FRZ_E_IO = 1,        /* open/read/write failed (errno in message) */
+  FRZ_E_EMPTY = 2,     /* zero-length file */
+  FRZ_E_MAGIC = 3,     /* not a flightrec dump */
+  FRZ_E_VERSION = 4,   /* a newer major version than this reader knows */
+  FRZ_E_TRUNCATED = 5, /* file ends before a structure it announces */
+  FRZ_E_CORRUPT = 6,   /* checksum mismatch, bad sizes, undecodable section */
+  FRZ_E_NOMEM = 7,
+  FRZ_E_INVALID = 8    /* bad argument to a codec function */
+} frz_status;
+
+typedef struct frz_error {
+  frz_status status;
+  uint64_t offset;     /* byte offset in the file where the problem is */
+  char msg[512];       /* "FILE: at byte N: what" */
+} frz_error;
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* Encode a dump into a newly malloc'd buffer (*out, *out_len); zstd level
+ * `level` (1..19; 0 = default 3).  Returns FRZ_OK or an error. */
+frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
+                      const frz_record *records, uint64_t nrecords, int level,
+                      void **out, size_t *out_len, frz_error *err);
+
+/* Write `len` bytes to DIR/NAME atomically: a temporary file in DIR opened
+ * O_CREAT|O_EXCL|O_NOFOLLOW mode 0600, fsync, rename to NAME.  A reader never
+ * sees a partial file under NAME.  Never follows a symlink at NAME. */
+frz_status frz_write_file_atomic(const char *dir, const char *name, const void *buf,
+                                 size_t len, frz_error *err);
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* Decode a whole file image.  `name` is used in error messages (may be NULL).
+ * On error *out is left empty (nothing to free). */
+frz_status frz_decode(const void *buf, size_t len, const char *name, frz_dump *out,
+                      frz_error *err);
+
+/* Read and decode the file at `path`. */
+frz_status frz_read_file(const char *path, frz_dump *out, frz_error *err);
+
+void frz_dump_free(frz_dump *d);
+
+/* ---- names ------------------------------------------------------------- */
+const char *frz_op_name(unsigned op);        /* "AllReduce"; "Op#N" style never NULL */
+frz_kind frz_op_kind(unsigned op);
+const char *frz_dtype_name(unsigned dtype);  /* "float32", "bfloat16", ...; "none" for 255 */
+const char *frz_redop_name(unsigned redop);  /* "sum", ...; "none" for 255 */
+const char *frz_state_name(unsigned state);  /* "enqueued", ... */
+const char *frz_trigger_name(unsigned trigger); /* "timeout", ... */
+const char *frz_status_name(frz_status s);
+/* Parse an op name ("AllReduce", case-insensitive); FRZ_OP_NONE if unknown. */
+unsigned frz_op_from_name(const char *name);
+/* Parse a dtype name ("float32", "f32", "bf16", ...); -1 if unknown. */
+int frz_dtype_from_name(const char *name);
+/* Size in bytes of one element of ncclDataType_t `dtype`; 0 unknown. */
+size_t frz_dtype_size(unsigned dtype);
+
+/* ---- on-disk layout constants (frz.md) and helpers ---------------------- */
+
+/* The 8 magic bytes that open every dump: 0x89 'F' 'R' 'Z' CR LF 0x1A LF. */
+#define FRZ_MAGIC "\x89" "FRZ\r\n\x1a\n"
+#define FRZ_MAGIC_LEN 8
+
+/* Sizes written by this codec (version 1.0).  A reader accepts larger ones
+ * from a newer minor and treats smaller ones as corrupt. */
+#define FRZ_HEADER_SIZE 32         /* fixed file header */
+#define FRZ_SECTION_ENTRY_SIZE 48  /* one section-table entry */
+#define FRZ_PROCESS_ITEM_SIZE 352  /* PROCESS section item */
+#define FRZ_COMM_ITEM_SIZE 104     /* COMMS section item */
+#define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item */
+
+/* Largest uncompressed section a reader accepts (4 GiB). */
+#define FRZ_SECTION_RAW_MAX ((uint64_t)1 << 32)
+
+/* Section types (frz.md, "Section types"); unknown types are skipped. */
+enum {
+  FRZ_SEC_PROCESS = 1,
+  FRZ_SEC_COMMS = 2,
+  FRZ_SEC_RECORDS = 3
+};
+
+/* Version of each section's item layout written by this codec. */
+#define FRZ_SECTION_VERSION 1
+
+/* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320) of `len` bytes,
+ * continuing from `crc` (start with 0).  frz_crc32(0, "123456789", 9) ==
+ * 0xCBF43926. */
+uint32_t frz_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* Format the conventional dump file name "<job>-r<rank:05>-f<frame:04>.frz"
+ * into buf (frz.md, "File naming").  Characters of job_id outside
+ * [A-Za-z0-9._+-] become '_', a leading '.' becomes '_', an empty job id is
+ * written "job"; a negative global rank is written "p<pid>" instead of
+ * "r<rank>".  Returns the length, or -1 if it does not fit in `size`. */
+int frz_dump_filename(char *buf, size_t size, const char *job_id, int32_t global_rank,
+                      uint32_t pid, uint32_t frame);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRZ_H */

@@ -1,0 +1,6 @@
+# formats/: the dump format spec and the one codec every part uses.
+noinst_LTLIBRARIES += formats/libfrz.la
+formats_libfrz_la_SOURCES = formats/frz.h formats/frz.c formats/frz_names.c
+formats_libfrz_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
+formats_libfrz_la_LIBADD = $(ZSTD_LIBS)
+dist_doc_DATA = formats/frz.md formats/analysis-json.md

@@ -1,0 +1,267 @@
+/* analyze.c — the rules per communicator (last completed op, stuck op, the
+ * roles of its members, inferred missing links) and the analysis driver. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- accessors ------------------------------------------------------------- */
+
+const fa_frame *fa_rank_latest(const fa_analysis *a, const fa_rank *r)
+{
+  return &a->frames[r->first_frame + r->nframes - 1];
+}
+
+const fa_frame *fa_member_frame(const fa_analysis *a, const fa_member *m)
+{
+  return m->frame >= 0 ? &a->frames[m->frame] : NULL;
+}
+
+const frz_comm *fa_member_comm(const fa_analysis *a, const fa_member *m)
+{
+  return m->frame >= 0 ? &a->frames[m->frame].dump.comms[m->entry] : NULL;
+}
+
+const frz_record *fa_frame_record(const fa_frame *f, uint32_t entry, uint64_t seq)
+{
+  if (entry >= f->dump.ncomms) return NULL;
+  const fa_slice *sl = &f->coll[entry];
+  const uint32_t *ix = f->idx + sl->start;
+  uint32_t lo = 0, hi = sl->len;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (f->dump.records[ix[mid]].seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sl->len && f->dump.records[ix[lo]].seq == seq ? &f->dump.records[ix[lo]] : NULL;
+}
+
+const frz_record *fa_member_record(const fa_analysis *a, const fa_member *m, uint64_t seq)
+{
+  return m->frame >= 0 ? fa_frame_record(&a->frames[m->frame], (uint32_t)m->entry, seq) : NULL;
+}
+
+const frz_record *fa_comm_record(const fa_analysis *a, const fa_comm *c, uint64_t seq)
+{
+  const frz_record *any = NULL;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    const frz_record *rec = fa_member_record(a, m, seq);
+    if (!rec) continue;
+    if (m->state == FA_MEMBER_WAITING) return rec;
+    if (!any) any = rec;
+  }
+  return any;
+}
+
+int32_t fa_find_comm(const fa_analysis *a, uint64_t id)
+{
+  uint32_t lo = 0, hi = a->ncomms;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (a->comms[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < a->ncomms && a->comms[lo].id == id ? (int32_t)lo : -1;
+}
+
+int32_t fa_find_rank(const fa_analysis *a, int32_t g)
+{
+  uint32_t lo = 0, hi = a->nranks;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (a->ranks[mid].global_rank < g) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < a->nranks && a->ranks[lo].global_rank == g ? (int32_t)lo : -1;
+}
+
+int fa_comm_ranks(const fa_comm *c, fa_member_state s, fa_ranks *out)
+{
+  uint32_t cap = 0;
+  out->v = NULL;
+  out->n = 0;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].state == s && c->members[r].global_rank >= 0 &&
+        fa_ranks_push(out, &cap, c->members[r].global_rank))
+      return -1;
+  fa_ranks_sort(out);
+  return 0;
+}
+
+/* Has member m not joined the stuck op of c? */
+static int not_joined(const fa_comm *c, const fa_member *m)
+{
+  return c->stuck && (m->state == FA_MEMBER_LAGGING || m->state == FA_MEMBER_NO_DUMP ||
+                      m->state == FA_MEMBER_IDLE);
+}
+
+int fa_comm_missing(const fa_comm *c, fa_ranks *out)
+{
+  uint32_t cap = 0;
+  out->v = NULL;
+  out->n = 0;
+  for (int32_t r = 0; r < c->size; r++)
+    if (not_joined(c, &c->members[r]) && c->members[r].global_rank >= 0 &&
+        fa_ranks_push(out, &cap, c->members[r].global_rank))
+      return -1;
+  fa_ranks_sort(out);
+  return 0;
+}
+
+int fa_exit_status(const fa_analysis *a)
+{
+  switch (a->verdict.status) {
+  case FA_STATUS_HEALTHY: return 0;
+  case FA_STATUS_INCONCLUSIVE: return 2;
+  default: return 1;
+  }
+}
+
+/* ---- the collective rules of one comm ----------------------------------------- */
+
+/* Completion as the rules use it.  Members that did not track completion
+ * (no CUDA driver, tracking off) are assumed to have completed what a
+ * tracking member completed; in a comm where nobody tracked, what every
+ * member enqueued. */
+static void effective_completion(fa_comm *c)
+{
+  int64_t best_tracked = -2, min_enq = INT64_MAX;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    if (m->tracked && m->last_completed > best_tracked) best_tracked = m->last_completed;
+    if (m->last_enqueued < min_enq) min_enq = m->last_enqueued;
+  }
+  c->tracked = best_tracked > -2;
+  int64_t assumed = c->tracked ? best_tracked : min_enq;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->tracked) continue;
+    m->last_completed = m->last_enqueued < assumed ? m->last_enqueued : assumed;
+  }
+}
+
+/* A lone member past a point where every other member (all with dumps) is
+ * idle is ahead, and the others are not lagging. */
+static void find_ahead(fa_comm *c)
+{
+  if (c->size < 3 || c->nno_dump || c->nwaiting + c->npassed != 1) return;
+  int32_t lone = -1;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_PASSED) lone = r;
+    else if (m->last_completed != m->last_enqueued) return;
+  }
+  for (int32_t r = 0; r < c->size; r++)
+    c->members[r].state = r == lone ? FA_MEMBER_AHEAD : FA_MEMBER_IDLE;
+  c->nwaiting = c->npassed = c->nlagging = 0;
+  c->nahead = 1;
+}
+
+int fa_align_comm(fa_analysis *a, fa_comm *c)
+{
+  (void)a;
+  if (!c->npresent) return 0;
+  effective_completion(c);
+  int64_t lo = INT64_MAX, hi = -1, last = INT64_MAX;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    if (m->first_retained < lo && m->first_retained <= m->last_enqueued) lo = m->first_retained;
+    if (m->last_enqueued > hi) hi = m->last_enqueued;
+    if (m->last_completed < last) last = m->last_completed;
+  }
+  c->seq_lo = lo == INT64_MAX ? -1 : lo;
+  c->seq_hi = hi;
+  c->last_completed = last;
+  c->stuck = hi > last;
+  c->stuck_seq = (uint64_t)(last + 1);
+  c->nno_dump = (uint32_t)c->size - c->npresent;
+  if (!c->stuck) return 0;
+  int64_t s = last + 1;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    if (m->last_enqueued < s) {
+      m->state = FA_MEMBER_LAGGING;
+      c->nlagging++;
+    } else if (m->last_completed >= s) {
+      m->state = FA_MEMBER_PASSED;
+      c->npassed++;
+    } else {
+      m->state = FA_MEMBER_WAITING;
+      c->nwaiting++;
+    }
+  }
+  find_ahead(c);
+  return 0;
+}
+
+/* Append a link to c->links. */
+static int add_link(fa_comm *c, uint32_t *cap, const fa_link *l)
+{
+  if (fa_grow(&c->links, cap, c->nlinks + 1, sizeof *c->links)) return -1;
+  c->links[c->nlinks++] = *l;
+  return 0;
+}
+
+/* Is member m on the side that has not joined (what the waiting side waits
+ * for): lagging members, or when there are none, members without a dump. */
+static int blamed(const fa_comm *c, const fa_member *m)
+{
+  if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
+  return m->state == FA_MEMBER_NO_DUMP;
+}
+
+int fa_ring_links(fa_analysis *a, fa_comm *c)
+{
+  int32_t idx = (int32_t)(c - a->comms);
+  if (!c->stuck || c->nahead || c->size < 2 || !c->nwaiting) return 0;
+  uint32_t cap = c->nlinks;
+  int32_t n = c->size;
+  for (int32_t l = 0; l < n; l++) {
+    if (!blamed(c, &c->members[l])) continue;
+    int32_t prev = (l + n - 1) % n, next = (l + 1) % n;
+    fa_link k;
+    memset(&k, 0, sizeof k);
+    k.comm = idx;
+    k.channel = -1;
+    k.inferred = 1;
+    k.seq = c->stuck_seq;
+    if (c->members[prev].state == FA_MEMBER_WAITING) {
+      k.src_comm_rank = prev;
+      k.dst_comm_rank = l;
+      k.src = c->members[prev].global_rank;
+      k.dst = c->members[l].global_rank;
+      if (add_link(c, &cap, &k)) return -1;
+    }
+    if (c->members[next].state == FA_MEMBER_WAITING) {
+      k.src_comm_rank = l;
+      k.dst_comm_rank = next;
+      k.src = c->members[l].global_rank;
+      k.dst = c->members[next].global_rank;
+      if (add_link(c, &cap, &k)) return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+int fa_run(fa_analysis *a)
+{
+  if (a->ran) return 0;
+  a->ran = 1;
+  if (fa_model_build(a)) return -1;
+  for (uint32_t i = 0; i < a->ncomms; i++) {
+    fa_comm *c = &a->comms[i];
+    if (fa_align_comm(a, c) || fa_mismatch_comm(a, c) || fa_p2p_comm(a, c) ||
+        fa_ring_links(a, c))
+      return -1;
+  }
+  return fa_verdict_build(a);
+}

@@ -1,0 +1,322 @@
+/* analyze.h — the flightrec analyzer: dumps of every rank in, a diagnosis out.
+ *
+ * Used by fr-analyze (text and JSON reports) and fr-tui (which browses the
+ * same model).  The flow is:
+ *
+ *   fa_analysis *a = fa_new();
+ *   fa_add_path(a, "dumps/");           // or fa_add_dump() for decoded dumps
+ *   fa_run(a);                          // build the model, apply the rules
+ *   fa_report_text(a, stdout);          // or fa_report_json()
+ *   int rc = fa_exit_status(a);
+ *   fa_free(a);
+ *
+ * Everything the analysis finds stays accessible as data in fa_analysis:
+ * ranks and their frames (every dump read), communicators and their members,
+ * the records aligned by seq, the per-comm findings and the verdict.
+ *
+ * Ranks: "global rank" is the process's rank in the job (from the dump's
+ * process header, never from a file name); "comm rank" is a member's rank
+ * inside one communicator.  Arrays of ranks in results are sorted global
+ * ranks.  The library never prints; functions return errors.
+ */
+#ifndef FR_ANALYZE_H
+#define FR_ANALYZE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frz.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the analysis JSON document (formats/analysis-json.md). */
+#define FA_JSON_VERSION 1
+
+/* ---- input problems ------------------------------------------------------ */
+
+/* A file that could not be used, or a conflict found while merging dumps. */
+typedef struct fa_problem {
+  char *file;          /* the file concerned; NULL when not tied to one */
+  int has_offset;      /* offset is meaningful (decode errors) */
+  uint64_t offset;     /* byte offset of the problem in file */
+  char *message;       /* what is wrong, without the file name prefix */
+} fa_problem;
+
+/* ---- the model: ranks and their frames ----------------------------------- */
+
+/* A run of indices into an index array. */
+typedef struct fa_slice {
+  uint32_t start, len;
+} fa_slice;
+
+/* One decoded dump: one process at one frame. */
+typedef struct fa_frame {
+  char *name;          /* the file it came from (or the name given to fa_add_dump) */
+  frz_dump dump;       /* owned */
+  int32_t rank;        /* index into fa_analysis.ranks */
+  /* Record indices (into dump.records) of each comm entry of dump.comms:
+   * coll[i] lists comms[i]'s collective and lifecycle records in seq order,
+   * p2p[i] its Send/Recv records in record order.  Both index into idx. */
+  uint32_t *idx;
+  fa_slice *coll;
+  fa_slice *p2p;
+} fa_frame;
+
+/* One process of the job (a global rank) with all of its frames. */
+typedef struct fa_rank {
+  int32_t global_rank;
+  uint32_t first_frame, nframes; /* fa_analysis.frames[first_frame ..], frame order */
+  int32_t wait_comm;   /* comm index where this rank waits (stuck collective or
+                          pending p2p) in its latest frame; -1 none */
+} fa_rank;
+
+/* ---- the model: communicators -------------------------------------------- */
+
+/* A member's situation relative to its comm's stuck op (FA_MEMBER_IDLE when
+ * the comm is not stuck). */
+typedef enum {
+  FA_MEMBER_NO_DUMP = 0, /* no dump claims this comm rank */
+  FA_MEMBER_IDLE,        /* completed everything it enqueued */
+  FA_MEMBER_WAITING,     /* enqueued the stuck op, not completed */
+  FA_MEMBER_LAGGING,     /* never enqueued the stuck op */
+  FA_MEMBER_PASSED,      /* completed the stuck op (others did not) */
+  FA_MEMBER_AHEAD        /* alone past the point where every other member is idle */
+} fa_member_state;
+
+/* One comm rank of a communicator. */
+typedef struct fa_member {
+  int32_t comm_rank;
+  int32_t global_rank;   /* -1 when unknown (no dump and no rank map to infer it) */
+  int32_t rank;          /* index into fa_analysis.ranks; -1 no dump */
+  int32_t frame;         /* index into fa_analysis.frames of the frame analysed; -1 */
+  int32_t entry;         /* index into that frame's dump.comms; -1 */
+  uint8_t global_inferred; /* global_rank inferred from the comm's rank map */
+  uint8_t tracked;       /* completion was tracked (otherwise assumed from enqueues) */
+  fa_member_state state;
+  int64_t first_retained;  /* lowest collective seq still in its ring; -1 none */
+  int64_t last_enqueued;   /* -1 none */
+  int64_t last_completed;  /* effective value used by the rules; -1 none */
+} fa_member;
+
+/* Fields of a collective that must agree across members. */
+enum {
+  FA_FIELD_OP = 1u << 0,
+  FA_FIELD_COUNT = 1u << 1,
+  FA_FIELD_DTYPE = 1u << 2,
+  FA_FIELD_REDOP = 1u << 3,
+  FA_FIELD_ROOT = 1u << 4
+};
+
+/* The signature compared at each seq. */
+typedef struct fa_sig {
+  uint64_t count;
+  int32_t root;         /* comm rank, -1 none */
+  uint16_t op;
+  uint8_t dtype, redop;
+} fa_sig;
+
+/* Members sharing one signature at a divergent seq. */
+typedef struct fa_group {
+  fa_sig sig;
+  uint32_t first, n;    /* fa_mismatch.members[first .. first+n) */
+  uint8_t completed;    /* every member of the group completed that op */
+} fa_group;
+
+/* The first divergence found in a communicator. */
+typedef struct fa_mismatch {
+  uint64_t seq;
+  unsigned fields;      /* FA_FIELD_* that differ between groups */
+  fa_group *groups;     /* largest first, then by lowest comm rank */
+  uint32_t ngroups;
+  int32_t *members;     /* comm ranks, grouped as groups[] says */
+  uint32_t nmembers;
+  int32_t culprit;      /* index into groups of the minority culprit; -1 none */
+  uint64_t later;       /* later seqs of this comm that diverge too */
+  uint64_t last_seq;    /* the last of those (valid when later > 0) */
+} fa_mismatch;
+
+/* A link (src -> dst) that carried no data: p2p unmatched, or inferred. */
+typedef struct fa_link {
+  int32_t comm;         /* index into fa_analysis.comms */
+  int32_t src, dst;     /* global ranks; -1 unknown */
+  int32_t src_comm_rank, dst_comm_rank;
+  int32_t channel;      /* -1 unknown */
+  uint8_t inferred;     /* guessed from ring order (no proxy data) */
+  uint8_t p2p;          /* a Send/Recv with no counterpart */
+  uint8_t pending_dir;  /* p2p: FRZ_DIR_SEND (the sender waits: no Recv posted)
+                           or FRZ_DIR_RECV (the receiver waits: no Send) */
+  uint8_t counterpart_no_dump; /* p2p: the side that never posted has no dump */
+  uint64_t seq;         /* p2p seq, or the stuck collective seq */
+} fa_link;
+
+/* A communicator, merged over every process that holds a rank of it. */
+typedef struct fa_comm {
+  uint64_t id;
+  uint64_t nccl_comm_hash;   /* 0 unknown */
+  uint64_t parent_id;        /* 0 none */
+  int32_t size;
+  fa_member *members;        /* size entries, indexed by comm rank */
+  uint32_t npresent;         /* members with a dump */
+  uint8_t tracked;           /* some member tracked completion */
+  int64_t seq_lo, seq_hi;    /* lowest retained / highest enqueued seq; -1 none */
+  int64_t last_completed;    /* completed by every member with a dump; -1 none */
+  uint8_t stuck;             /* some member enqueued last_completed+1, not all completed it */
+  uint64_t stuck_seq;
+  uint32_t nwaiting, nlagging, nno_dump, npassed, nahead;
+  uint8_t has_mismatch;
+  fa_mismatch mismatch;
+  fa_link *links;            /* p2p unmatched first, then inferred ring edges */
+  uint32_t nlinks;
+} fa_comm;
+
+/* ---- the verdict ----------------------------------------------------------- */
+
+typedef enum {
+  FA_STATUS_HEALTHY = 0,
+  FA_STATUS_HANG,
+  FA_STATUS_MISMATCH,
+  FA_STATUS_DEADLOCK,
+  FA_STATUS_STRAGGLER,
+  FA_STATUS_INCONCLUSIVE
+} fa_status;
+
+/* One step of a wait-for cycle: rank waits in comm at seq for waits_for. */
+typedef struct fa_wait_step {
+  int32_t comm;         /* index into fa_analysis.comms */
+  int32_t rank;         /* global rank of the waiting member */
+  uint64_t seq;
+  int32_t waits_for;    /* global rank it waits for */
+} fa_wait_step;
+
+/* Ranks, as a sorted array of global ranks. */
+typedef struct fa_ranks {
+  int32_t *v;
+  uint32_t n;
+} fa_ranks;
+
+typedef struct fa_verdict {
+  fa_status status;
+  char *summary;             /* one sentence */
+  int32_t comm;              /* the comm whose stuck op explains the hang; -1 */
+  int32_t mismatch_comm;     /* the comm whose first divergence is reported; -1 */
+  uint8_t all_joined;        /* stuck op joined by every member, none completed it */
+  fa_ranks lagging;          /* never reached the op the others wait in */
+  fa_ranks root_cause;
+  fa_ranks ahead;            /* alone past the others (divergent) */
+  fa_link *links;            /* missing links: inferred edges of comm, p2p ones */
+  uint32_t nlinks;
+  fa_wait_step *cycle;       /* deadlock cycle; NULL none */
+  uint32_t ncycle;
+} fa_verdict;
+
+/* ---- the analysis ---------------------------------------------------------- */
+
+typedef struct fa_analysis {
+  /* input */
+  char **files;              /* every file considered, in reading order */
+  uint32_t nfiles;
+  fa_problem *problems;
+  uint32_t nproblems;
+  fa_frame *frames;          /* usable dumps; after fa_run sorted by (rank, frame) */
+  uint32_t nframes;
+  char job_id[FRZ_JOB_MAX];  /* the job analysed (most common in the dumps) */
+  int32_t world_size;        /* largest world size in the headers; -1 unknown */
+  /* model (after fa_run) */
+  fa_rank *ranks;            /* sorted by global rank */
+  uint32_t nranks;
+  fa_ranks ranks_missing;    /* expected (world size, comm maps) without a dump */
+  fa_comm *comms;            /* sorted by comm id */
+  uint32_t ncomms;
+  fa_verdict verdict;
+  int ran;                   /* fa_run was called */
+  uint32_t next_unnamed;     /* counter for dumps added without a name */
+} fa_analysis;
+
+fa_analysis *fa_new(void);
+void fa_free(fa_analysis *a);
+
+/* Add a dump file or every regular file of a directory (names starting with
+ * '.' and the trigger file TRIGGER are skipped; no recursion).  Files that
+ * cannot be read or decoded become problems; a path that cannot be opened
+ * too.  Returns 0, or -1 only when out of memory. */
+int fa_add_path(fa_analysis *a, const char *path);
+
+/* Add an already-decoded dump.  Takes ownership of *d (its arrays must be
+ * malloc'd, as frz_decode makes them; frz_dump_free releases them) and
+ * clears *d.  `name` (may be NULL) labels it in reports.  Returns 0 or -1
+ * when out of memory (then *d is freed). */
+int fa_add_dump(fa_analysis *a, frz_dump *d, const char *name);
+
+/* Record a problem with an input (file may be NULL). */
+int fa_add_problem(fa_analysis *a, const char *file, int has_offset, uint64_t offset,
+                   const char *message);
+
+/* Build the model and diagnose.  Call once, after adding input.  Returns 0,
+ * or -1 when out of memory. */
+int fa_run(fa_analysis *a);
+
+/* diff(1)-style exit status for the verdict: 0 healthy, 1 a problem
+ * diagnosed, 2 nothing usable (inconclusive). */
+int fa_exit_status(const fa_analysis *a);
+
+/* ---- reports ---------------------------------------------------------------- */
+
+/* The human report: a short verdict, then details.  Returns 0 or -1 (errno). */
+int fa_report_text(const fa_analysis *a, FILE *out);
+
+/* The analysis as a JSON document (formats/analysis-json.md).  Returns a
+ * malloc'd NUL-terminated string ending in a newline, or NULL. */
+char *fa_report_json(const fa_analysis *a);
+
+/* ---- accessors (also for fr-tui) ------------------------------------------ */
+
+const char *fa_status_name(fa_status s);        /* "hang", ... */
+const char *fa_member_state_name(fa_member_state s); /* "waiting", ... */
+
+/* The frame a member's data comes from, and its comm entry; NULL if none. */
+const fa_frame *fa_member_frame(const fa_analysis *a, const fa_member *m);
+const frz_comm *fa_member_comm(const fa_analysis *a, const fa_member *m);
+
+/* A member's collective record at `seq`, or NULL (not retained / not issued). */
+const frz_record *fa_member_record(const fa_analysis *a, const fa_member *m, uint64_t seq);
+
+/* A frame's collective record of comm entry `entry` at `seq`, or NULL. */
+const frz_record *fa_frame_record(const fa_frame *f, uint32_t entry, uint64_t seq);
+
+/* The record of comm `c` at collective `seq`, from the lowest comm rank that
+ * retained it, preferring waiting members; NULL when nobody retained it. */
+const frz_record *fa_comm_record(const fa_analysis *a, const fa_comm *c, uint64_t seq);
+
+/* The latest frame of a rank (the one analysed). */
+const fa_frame *fa_rank_latest(const fa_analysis *a, const fa_rank *r);
+
+/* Index of comm `id` in a->comms, or -1. */
+int32_t fa_find_comm(const fa_analysis *a, uint64_t id);
+
+/* Index of global rank `g` in a->ranks, or -1. */
+int32_t fa_find_rank(const fa_analysis *a, int32_t g);
+
+/* Global ranks of the members of `c` in state `s`, sorted.  Returns 0 or -1. */
+int fa_comm_ranks(const fa_comm *c, fa_member_state s, fa_ranks *out);
+
+/* Global ranks of the members of `c` that have not joined its stuck op
+ * (lagging and no-dump members; when a member is ahead, the idle others),
+ * sorted; none when `c` is not stuck.  Returns 0 or -1. */
+int fa_comm_missing(const fa_comm *c, fa_ranks *out);
+
+void fa_ranks_free(fa_ranks *r);
+
+/* Write a sorted rank set compactly ("0-4,6-7") into buf; when it does not
+ * fit, end with "... (N ranks)".  Returns buf. */
+char *fa_format_ranks(const int32_t *ranks, uint32_t n, char *buf, size_t len);
+
+/* Copy `in` into `out` with control characters and invalid UTF-8 replaced by
+ * '?', so that it is safe on a terminal.  Returns out. */
+char *fa_sanitize(const char *in, char *out, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FR_ANALYZE_H */

@@ -1,0 +1,50 @@
+/* internal.h — private helpers shared by the analyzer's source files. */
+#ifndef FR_ANALYZE_INTERNAL_H
+#define FR_ANALYZE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze.h"
+
+/* Grow *arr (of *cap elements of size `elem`) to hold at least `need`. */
+int fa_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem);
+
+char *fa_strdup(const char *s);
+
+/* Append g to r (capacity *cap). */
+int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
+
+/* Sort and remove duplicates. */
+void fa_ranks_sort(fa_ranks *r);
+
+/* Printf-like append to a malloc'd summary string. */
+char *fa_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Comm id as 16 lowercase hex digits (buf of at least 17 bytes). */
+char *fa_hex(uint64_t id, char *buf);
+
+/* Number of FA_FIELD_* bits, and the name of bit i ("op", "count", ...). */
+#define FA_NFIELDS 5
+const char *fa_field_name(unsigned i);
+
+/* "AllReduce(1048576 x float32, sum)", "Broadcast(4096 x float32, root 0)";
+ * lifecycle ops by name only. */
+char *fa_sig_text(const fa_sig *s, char *buf, size_t len);
+
+/* Steps of fa_run, in order. */
+int fa_model_build(fa_analysis *a);        /* model.c: ranks, comms, members */
+int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles */
+int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergence */
+int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
+int fa_ring_links(fa_analysis *a, fa_comm *c);     /* analyze.c: inferred edges */
+int fa_verdict_build(fa_analysis *a);      /* verdict.c */
+
+/* Comm-rank -> global-rank of a member, -1 unknown. */
+static inline int32_t fa_global_of(const fa_comm *c, int32_t comm_rank)
+{
+  if (comm_rank < 0 || comm_rank >= c->size) return -1;
+  return c->members[comm_rank].global_rank;
+}
+
+#endif /* FR_ANALYZE_INTERNAL_H */

@@ -1,0 +1,495 @@
+/* model.c — from a heap of decoded dumps to the model: one job, ranks with
+ * their frames, per-frame record indexes, communicators and their members. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Comm sizes and world sizes above this are taken as damaged headers. */
+#define FA_MAX_RANKS (1 << 24)
+
+/* Add a problem built from a format string. */
+static int problemf(fa_analysis *a, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int problemf(fa_analysis *a, const char *file, const char *fmt, ...)
+{
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return fa_add_problem(a, file, 0, 0, msg);
+}
+
+/* ---- which job ------------------------------------------------------------ */
+
+static int cmp_job(const void *x, const void *y, void *ctx)
+{
+  const fa_frame *fr = ctx;
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  int c = strncmp(fr[i].dump.process.job_id, fr[j].dump.process.job_id, FRZ_JOB_MAX);
+  return c ? c : (i > j) - (i < j);
+}
+
+/* The most common job id (ties: the smallest), into a->job_id. */
+static int choose_job(fa_analysis *a)
+{
+  uint32_t n = a->nframes;
+  if (!n) return 0;
+  uint32_t *ix = malloc(n * sizeof *ix);
+  if (!ix) return -1;
+  for (uint32_t i = 0; i < n; i++) ix[i] = i;
+  qsort_r(ix, n, sizeof *ix, cmp_job, a->frames);
+  uint32_t best = 0, best_n = 0;
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = i;
+    const char *ji = a->frames[ix[i]].dump.process.job_id;
+    while (j < n && strncmp(a->frames[ix[j]].dump.process.job_id, ji, FRZ_JOB_MAX) == 0) j++;
+    if (j - i > best_n) {
+      best_n = j - i;
+      best = ix[i];
+    }
+    i = j;
+  }
+  memcpy(a->job_id, a->frames[best].dump.process.job_id, FRZ_JOB_MAX);
+  a->job_id[FRZ_JOB_MAX - 1] = '\0';
+  free(ix);
+  return 0;
+}
+
+/* ---- frames: validate, order, drop duplicates ------------------------------ */
+
+static int cmp_frame(const void *x, const void *y, void *ctx)
+{
+  const fa_frame *fr = ctx;
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  const frz_process *p = &fr[i].dump.process, *q = &fr[j].dump.process;
+  if (p->global_rank != q->global_rank) return p->global_rank < q->global_rank ? -1 : 1;
+  if (p->frame != q->frame) return p->frame < q->frame ? -1 : 1;
+  if (p->frame_time_ns != q->frame_time_ns) return p->frame_time_ns < q->frame_time_ns ? -1 : 1;
+  return (i > j) - (i < j);
+}
+
+/* Keep the frames of the chosen job with a usable rank, sorted by (rank,
+ * frame); a second claim of one (job, rank, frame) is a problem. */
+static int order_frames(fa_analysis *a)
+{
+  uint32_t n = a->nframes, keep = 0;
+  uint32_t *ix = malloc((n ? n : 1) * sizeof *ix);
+  uint8_t *drop = calloc(n ? n : 1, 1);
+  fa_frame *nf = malloc((n ? n : 1) * sizeof *nf);
+  int rc = -1;
+  if (!ix || !drop || !nf) goto out;
+  for (uint32_t i = 0; i < n; i++) {
+    fa_frame *f = &a->frames[i];
+    const frz_process *p = &f->dump.process;
+    ix[i] = i;
+    if (strncmp(p->job_id, a->job_id, FRZ_JOB_MAX) != 0) {
+      char job[FRZ_JOB_MAX];
+      memcpy(job, p->job_id, FRZ_JOB_MAX);
+      job[FRZ_JOB_MAX - 1] = '\0';
+      if (problemf(a, f->name, "belongs to job \"%s\", not to the job analysed (\"%s\"); ignored",
+                   job, a->job_id))
+        goto out;
+      drop[i] = 1;
+    } else if (p->global_rank < 0 || p->global_rank >= FA_MAX_RANKS) {
+      if (problemf(a, f->name, "no usable global rank in the process header (%d); ignored",
+                   p->global_rank))
+        goto out;
+      drop[i] = 1;
+    } else if (f->dump.nrecords > UINT32_MAX) {
+      if (problemf(a, f->name, "too many records (%llu); ignored",
+                   (unsigned long long)f->dump.nrecords))
+        goto out;
+      drop[i] = 1;
+    }
+  }
+  qsort_r(ix, n, sizeof *ix, cmp_frame, a->frames);
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = ix[k];
+    if (drop[i]) continue;
+    if (keep) {
+      const frz_process *p = &a->frames[i].dump.process, *q = &nf[keep - 1].dump.process;
+      if (p->global_rank == q->global_rank && p->frame == q->frame) {
+        if (problemf(a, a->frames[i].name,
+                     "duplicate of %s (job \"%s\", rank %d, frame %u); ignored",
+                     nf[keep - 1].name, a->job_id, p->global_rank, p->frame))
+          goto out;
+        drop[i] = 1;
+        continue;
+      }
+    }
+    nf[keep++] = a->frames[i];
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (drop[i]) {
+      free(a->frames[i].name);
+      frz_dump_free(&a->frames[i].dump);
+    }
+  free(a->frames);
+  a->frames = nf;
+  a->nframes = keep;
+  nf = NULL;
+  rc = 0;
+out:
+  free(ix);
+  free(drop);
+  free(nf);
+  return rc;
+}
+
+/* Ranks from the sorted frames: one per global rank. */
+static int build_ranks(fa_analysis *a)
+{
+  uint32_t cap = 0;
+  for (uint32_t i = 0; i < a->nframes;) {
+    int32_t g = a->frames[i].dump.process.global_rank;
+    uint32_t j = i;
+    while (j < a->nframes && a->frames[j].dump.process.global_rank == g) {
+      a->frames[j].rank = (int32_t)a->nranks;
+      j++;
+    }
+    if (fa_grow(&a->ranks, &cap, a->nranks + 1, sizeof *a->ranks)) return -1;
+    fa_rank *r = &a->ranks[a->nranks++];
+    r->global_rank = g;
+    r->first_frame = i;
+    r->nframes = j - i;
+    r->wait_comm = -1;
+    int32_t ws = a->frames[j - 1].dump.process.world_size;
+    if (ws > a->world_size && ws <= FA_MAX_RANKS) a->world_size = ws;
+    i = j;
+  }
+  return 0;
+}
+
+/* ---- per-frame record indexes ------------------------------------------------ */
+
+typedef struct id_entry {
+  uint64_t id;
+  uint32_t entry;
+} id_entry;
+
+static int cmp_id_entry(const void *x, const void *y)
+{
+  const id_entry *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return (a->entry > b->entry) - (a->entry < b->entry);
+}
+
+/* The comms[] entry of comm `id` in a sorted map, or -1. */
+static int64_t find_entry(const id_entry *map, uint32_t n, uint64_t id)
+{
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (map[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && map[lo].id == id ? (int64_t)map[lo].entry : -1;
+}
+
+static int cmp_rec_seq(const void *x, const void *y, void *ctx)
+{
+  const frz_record *r = ctx;
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  if (r[i].seq != r[j].seq) return r[i].seq < r[j].seq ? -1 : 1;
+  return (i > j) - (i < j);
+}
+
+/* How a record's seq is to be read (the record's kind, else its op's). */
+static unsigned rec_kind(const frz_record *r)
+{
+  return r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
+}
+
+/* Index a frame's records by comm entry: collective/lifecycle records in seq
+ * order, p2p records in record order.  Linear apart from the map lookups. */
+static int index_frame(fa_analysis *a, fa_frame *f)
+{
+  const frz_dump *d = &f->dump;
+  uint32_t nc = d->ncomms, nr = (uint32_t)d->nrecords;
+  id_entry *map = malloc((nc ? nc : 1) * sizeof *map);
+  uint32_t *ent = malloc((nr ? nr : 1) * sizeof *ent); /* per record: slot, or UINT32_MAX */
+  f->coll = calloc(nc ? nc : 1, sizeof *f->coll);
+  f->p2p = calloc(nc ? nc : 1, sizeof *f->p2p);
+  int rc = -1;
+  if (!map || !ent || !f->coll || !f->p2p) goto out;
+  for (uint32_t i = 0; i < nc; i++) {
+    map[i].id = d->comms[i].comm_id;
+    map[i].entry = i;
+  }
+  qsort(map, nc, sizeof *map, cmp_id_entry);
+  /* slots: 2*entry for collectives, 2*entry+1 for p2p */
+  uint32_t *count = calloc(2 * (size_t)(nc ? nc : 1) + 1, sizeof *count);
+  if (!count) goto out;
+  uint64_t orphans = 0;
+  for (uint32_t i = 0; i < nr; i++) {
+    const frz_record *r = &d->records[i];
+    unsigned k = rec_kind(r);
+    ent[i] = UINT32_MAX;
+    if (k != FRZ_KIND_COLL && k != FRZ_KIND_LIFE && k != FRZ_KIND_P2P) continue;
+    int64_t e = find_entry(map, nc, r->comm_id);
+    if (e < 0) {
+      orphans++;
+      continue;
+    }
+    ent[i] = 2 * (uint32_t)e + (k == FRZ_KIND_P2P);
+    count[ent[i]]++;
+  }
+  uint32_t total = 0;
+  for (uint32_t s = 0; s < 2 * nc; s++) {
+    fa_slice *sl = (s & 1) ? &f->p2p[s / 2] : &f->coll[s / 2];
+    sl->start = total;
+    sl->len = 0;
+    total += count[s];
+  }
+  free(count);
+  f->idx = malloc((total ? total : 1) * sizeof *f->idx);
+  if (!f->idx) goto out;
+  for (uint32_t i = 0; i < nr; i++) {
+    if (ent[i] == UINT32_MAX) continue;
+    fa_slice *sl = (ent[i] & 1) ? &f->p2p[ent[i] / 2] : &f->coll[ent[i] / 2];
+    f->idx[sl->start + sl->len++] = i;
+  }
+  for (uint32_t e = 0; e < nc; e++) {
+    fa_slice *sl = &f->coll[e];
+    for (uint32_t k = 1; k < sl->len; k++)
+      if (d->records[f->idx[sl->start + k]].seq < d->records[f->idx[sl->start + k - 1]].seq) {
+        qsort_r(f->idx + sl->start, sl->len, sizeof *f->idx, cmp_rec_seq, d->records);
+        break;
+      }
+  }
+  /* a process holding several comm ranks of one comm: records carry only the
+   * comm id, so every such entry sees the same records */
+  for (uint32_t i = 1; i < nc; i++)
+    if (map[i].id == map[i - 1].id) {
+      f->coll[map[i].entry] = f->coll[map[i - 1].entry];
+      f->p2p[map[i].entry] = f->p2p[map[i - 1].entry];
+    }
+  if (orphans &&
+      problemf(a, f->name, "%llu record(s) name a communicator missing from the comm table; ignored",
+               (unsigned long long)orphans))
+    goto out;
+  rc = 0;
+out:
+  free(map);
+  free(ent);
+  return rc;
+}
+
+/* ---- communicators ------------------------------------------------------------ */
+
+typedef struct claim {
+  uint64_t id;
+  int32_t g;       /* global rank */
+  uint32_t frame;  /* index into a->frames */
+  uint32_t entry;  /* index into that dump's comms */
+} claim;
+
+static int cmp_claim(const void *x, const void *y)
+{
+  const claim *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  if (a->g != b->g) return a->g < b->g ? -1 : 1;
+  return (a->entry > b->entry) - (a->entry < b->entry);
+}
+
+/* A member's counters, from its comm entry and its retained records. */
+static void fill_member(const fa_analysis *a, fa_member *m)
+{
+  const fa_frame *f = &a->frames[m->frame];
+  const frz_comm *fc = &f->dump.comms[m->entry];
+  const fa_slice *sl = &f->coll[m->entry];
+  m->first_retained = (int64_t)(fc->first_retained_seq > INT64_MAX ? INT64_MAX
+                                                                   : fc->first_retained_seq);
+  m->last_enqueued = fc->last_enqueued_seq < -1 ? -1 : fc->last_enqueued_seq;
+  m->last_completed = fc->last_completed_seq < -1 ? -1 : fc->last_completed_seq;
+  m->tracked = 1;
+  if (sl->len) {
+    const frz_record *last = &f->dump.records[f->idx[sl->start + sl->len - 1]];
+    if (last->seq <= INT64_MAX && (int64_t)last->seq > m->last_enqueued)
+      m->last_enqueued = (int64_t)last->seq;
+    uint32_t untracked = 0;
+    for (uint32_t k = 0; k < sl->len; k++)
+      if (f->dump.records[f->idx[sl->start + k]].flags & FRZ_RF_NO_TRACKING) untracked++;
+    if (untracked == sl->len) m->tracked = 0;
+  }
+  if (m->last_completed > m->last_enqueued) m->last_completed = m->last_enqueued;
+}
+
+/* Global ranks of members without a dump, when the known members fit
+ * global = base + stride * comm_rank. */
+static void infer_globals(const fa_analysis *a, fa_comm *c)
+{
+  int32_t r1 = -1, r2 = -1;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].rank >= 0) {
+      if (r1 < 0) r1 = r;
+      else if (r2 < 0) r2 = r;
+    }
+  if (r1 < 0 || c->npresent == (uint32_t)c->size) return;
+  int64_t stride, base;
+  int64_t g1 = c->members[r1].global_rank;
+  if (r2 >= 0) {
+    int64_t dg = (int64_t)c->members[r2].global_rank - g1, dr = r2 - r1;
+    if (dg == 0 || dg % dr) return;
+    stride = dg / dr;
+  } else {
+    if (c->size != a->world_size || g1 != r1) return;
+    stride = 1;
+  }
+  base = g1 - stride * r1;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].rank >= 0 && c->members[r].global_rank != base + stride * r) return;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    int64_t g = base + stride * r;
+    if (m->rank >= 0 || g < 0 || g >= FA_MAX_RANKS) continue;
+    if (a->world_size >= 0 && g >= a->world_size) continue;
+    m->global_rank = (int32_t)g;
+    m->global_inferred = 1;
+  }
+}
+
+/* One communicator from its claims (sorted by global rank). */
+static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
+{
+  char hex[17];
+  fa_hex(cl[0].id, hex);
+  memset(c, 0, sizeof *c);
+  c->id = cl[0].id;
+  c->last_completed = -1;
+  c->seq_lo = c->seq_hi = -1;
+  /* size: the claim of the lowest global rank that knows it */
+  int32_t size = -1, size_g = -1, maxr = -1;
+  for (uint32_t i = 0; i < n; i++) {
+    const frz_comm *fc = &a->frames[cl[i].frame].dump.comms[cl[i].entry];
+    if (fc->rank > maxr) maxr = fc->rank;
+    if (fc->nranks <= 0) continue;
+    if (size < 0) {
+      size = fc->nranks;
+      size_g = cl[i].g;
+    } else if (fc->nranks != size &&
+               problemf(a, a->frames[cl[i].frame].name,
+                        "comm %s: rank %d says %d ranks, rank %d says %d; using %d", hex, cl[i].g,
+                        fc->nranks, size_g, size, size)) {
+      return -1;
+    }
+  }
+  if (size < 0) size = maxr + 1;
+  if (size <= 0 || size > FA_MAX_RANKS) {
+    if (problemf(a, a->frames[cl[0].frame].name, "comm %s: no usable size; ignored", hex))
+      return -1;
+    return 1;
+  }
+  c->size = size;
+  c->members = calloc((size_t)size, sizeof *c->members);
+  if (!c->members) return -1;
+  for (int32_t r = 0; r < size; r++) {
+    fa_member *m = &c->members[r];
+    m->comm_rank = r;
+    m->global_rank = m->rank = m->frame = m->entry = -1;
+    m->first_retained = m->last_enqueued = m->last_completed = -1;
+    m->state = FA_MEMBER_NO_DUMP;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const fa_frame *f = &a->frames[cl[i].frame];
+    const frz_comm *fc = &f->dump.comms[cl[i].entry];
+    if (fc->rank < 0 || fc->rank >= size) {
+      if (problemf(a, f->name, "comm %s: comm rank %d outside 0..%d; ignored", hex, fc->rank,
+                   size - 1))
+        return -1;
+      continue;
+    }
+    fa_member *m = &c->members[fc->rank];
+    if (m->rank >= 0) {
+      if (m->global_rank != cl[i].g &&
+          problemf(a, f->name, "comm %s: comm rank %d claimed by ranks %d and %d; keeping %d",
+                   hex, fc->rank, m->global_rank, cl[i].g, m->global_rank))
+        return -1;
+      continue;
+    }
+    if (!c->nccl_comm_hash) c->nccl_comm_hash = fc->nccl_comm_hash;
+    if (!c->parent_id) c->parent_id = fc->parent_id;
+    m->global_rank = cl[i].g;
+    m->rank = f->rank;
+    m->frame = (int32_t)cl[i].frame;
+    m->entry = (int32_t)cl[i].entry;
+    m->state = FA_MEMBER_IDLE;
+    fill_member(a, m);
+    c->npresent++;
+  }
+  infer_globals(a, c);
+  return 0;
+}
+
+/* Communicators from the comm tables of every rank's latest frame. */
+static int build_comms(fa_analysis *a)
+{
+  size_t total = 0;
+  for (uint32_t r = 0; r < a->nranks; r++)
+    total += fa_rank_latest(a, &a->ranks[r])->dump.ncomms;
+  claim *cl = malloc((total ? total : 1) * sizeof *cl);
+  if (!cl) return -1;
+  size_t k = 0;
+  for (uint32_t r = 0; r < a->nranks; r++) {
+    uint32_t fi = a->ranks[r].first_frame + a->ranks[r].nframes - 1;
+    const frz_dump *d = &a->frames[fi].dump;
+    for (uint32_t e = 0; e < d->ncomms; e++)
+      cl[k++] = (claim){d->comms[e].comm_id, a->ranks[r].global_rank, fi, e};
+  }
+  qsort(cl, total, sizeof *cl, cmp_claim);
+  uint32_t cap = 0;
+  int rc = 0;
+  for (size_t i = 0; i < total && rc >= 0;) {
+    size_t j = i;
+    while (j < total && cl[j].id == cl[i].id) j++;
+    if (fa_grow(&a->comms, &cap, a->ncomms + 1, sizeof *a->comms)) {
+      rc = -1;
+      break;
+    }
+    rc = build_comm(a, cl + i, (uint32_t)(j - i), &a->comms[a->ncomms]);
+    if (rc == 0) a->ncomms++;
+    i = j;
+  }
+  free(cl);
+  return rc < 0 ? -1 : 0;
+}
+
+/* Expected ranks (0..world_size-1 and inferred comm members) without a dump. */
+static int find_missing(fa_analysis *a)
+{
+  int32_t maxg = a->world_size - 1;
+  for (uint32_t c = 0; c < a->ncomms; c++)
+    for (int32_t r = 0; r < a->comms[c].size; r++)
+      if (a->comms[c].members[r].global_rank > maxg) maxg = a->comms[c].members[r].global_rank;
+  if (maxg < 0) return 0;
+  uint8_t *expected = calloc((size_t)maxg + 1, 1);
+  if (!expected) return -1;
+  for (int32_t g = 0; g < a->world_size; g++) expected[g] = 1;
+  for (uint32_t c = 0; c < a->ncomms; c++)
+    for (int32_t r = 0; r < a->comms[c].size; r++)
+      if (a->comms[c].members[r].global_rank >= 0) expected[a->comms[c].members[r].global_rank] = 1;
+  for (uint32_t r = 0; r < a->nranks; r++)
+    if (a->ranks[r].global_rank <= maxg) expected[a->ranks[r].global_rank] = 0;
+  uint32_t cap = 0;
+  int rc = 0;
+  for (int32_t g = 0; g <= maxg && rc == 0; g++)
+    if (expected[g]) rc = fa_ranks_push(&a->ranks_missing, &cap, g);
+  free(expected);
+  return rc;
+}
+
+int fa_model_build(fa_analysis *a)
+{
+  if (choose_job(a) || order_frames(a) || build_ranks(a)) return -1;
+  for (uint32_t i = 0; i < a->nframes; i++)
+    if (index_frame(a, &a->frames[i])) return -1;
+  if (build_comms(a) || find_missing(a)) return -1;
+  return 0;
+}

@@ -1,0 +1,345 @@
+/* report_text.c — the human report: a short verdict first, then the details
+ * per communicator and the input. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_LINKS_SHOWN 16
+#define MAX_GROUPS_SHOWN 8
+#define RANKSET_LEN 256
+
+/* A rank set into buf ("none" when empty). */
+static const char *rset(const fa_ranks *r, char *buf)
+{
+  if (!r->n) return "none";
+  return fa_format_ranks(r->v, r->n, buf, RANKSET_LEN);
+}
+
+/* A global rank, "?" when unknown. */
+static const char *rk(int32_t g, char *buf)
+{
+  if (g < 0) return "?";
+  snprintf(buf, 16, "%d", g);
+  return buf;
+}
+
+/* "AllReduce seq 36" with the op of comm c at seq, "seq 36" when unknown. */
+static void op_at(FILE *o, const fa_analysis *a, const fa_comm *c, uint64_t seq)
+{
+  const frz_record *r = fa_comm_record(a, c, seq);
+  if (r) fprintf(o, "%s seq %llu", frz_op_name(r->op), (unsigned long long)seq);
+  else fprintf(o, "seq %llu", (unsigned long long)seq);
+}
+
+/* " (1048576 x float32, sum)" for a collective record. */
+static void op_args(FILE *o, const frz_record *r)
+{
+  unsigned kind = r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
+  if (kind != FRZ_KIND_COLL) return;
+  fprintf(o, " (%llu x %s", (unsigned long long)r->count, frz_dtype_name(r->dtype));
+  if (r->redop != 255) fprintf(o, ", %s", frz_redop_name(r->redop));
+  if (r->peer >= 0) fprintf(o, ", root %d", r->peer);
+  fputc(')', o);
+}
+
+/* One link in a list. */
+static void link_text(FILE *o, const fa_link *l)
+{
+  char b1[16], b2[16];
+  fprintf(o, "%s->%s", rk(l->src, b1), rk(l->dst, b2));
+  if (l->p2p) {
+    int send = l->pending_dir == FRZ_DIR_SEND;
+    fprintf(o, " (p2p seq %llu: %s of rank %s waits, %s", (unsigned long long)l->seq,
+            send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
+            send ? "no Recv posted" : "no Send posted");
+    if (l->counterpart_no_dump) fprintf(o, "; rank %s left no dump", rk(send ? l->dst : l->src, b2));
+    fputc(')', o);
+  } else if (l->inferred) {
+    fputs(" (inferred)", o);
+  }
+  if (l->channel >= 0) fprintf(o, " channel %d", l->channel);
+}
+
+/* A list of links, comma separated, capped. */
+static void links_text(FILE *o, const fa_link *ls, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    if (i == MAX_LINKS_SHOWN) {
+      fprintf(o, ", and %u more", n - i);
+      break;
+    }
+    if (i) fputs(", ", o);
+    link_text(o, &ls[i]);
+  }
+}
+
+/* The groups of a mismatch, one per line. */
+static int mismatch_text(FILE *o, const fa_comm *c, const char *indent)
+{
+  const fa_mismatch *mm = &c->mismatch;
+  char buf[RANKSET_LEN];
+  for (uint32_t i = 0; i < mm->ngroups; i++) {
+    if (i == MAX_GROUPS_SHOWN) {
+      fprintf(o, "%s... and %u more groups\n", indent, mm->ngroups - i);
+      break;
+    }
+    const fa_group *g = &mm->groups[i];
+    fa_ranks r = {NULL, 0};
+    uint32_t cap = 0;
+    for (uint32_t k = 0; k < g->n; k++) {
+      int32_t gr = fa_global_of(c, mm->members[g->first + k]);
+      if (gr >= 0 && fa_ranks_push(&r, &cap, gr)) {
+        fa_ranks_free(&r);
+        return -1;
+      }
+    }
+    fa_ranks_sort(&r);
+    char sig[160];
+    fprintf(o, "%s%s %s: %s", indent, r.n == 1 ? "rank " : "ranks", rset(&r, buf),
+            fa_sig_text(&g->sig, sig, sizeof sig));
+    fprintf(o, "%s%s\n", g->completed ? ", completed" : "",
+            (int32_t)i == mm->culprit ? "  <- the minority" : "");
+    fa_ranks_free(&r);
+  }
+  if (mm->culprit < 0) fprintf(o, "%sno single culprit (no minority group)\n", indent);
+  if (mm->later)
+    fprintf(o, "%sthen %llu later seq%s diverge too (the last at seq %llu)\n", indent,
+            (unsigned long long)mm->later, mm->later == 1 ? "" : "s",
+            (unsigned long long)mm->last_seq);
+  return 0;
+}
+
+/* "op, count" for FA_FIELD_* bits f. */
+static void field_list(FILE *o, unsigned f)
+{
+  int first = 1;
+  for (unsigned i = 0; i < FA_NFIELDS; i++)
+    if (f & (1u << i)) {
+      fprintf(o, "%s%s", first ? "" : ", ", fa_field_name(i));
+      first = 0;
+    }
+}
+
+/* ---- the verdict ---------------------------------------------------------------- */
+
+static int verdict_text(FILE *o, const fa_analysis *a)
+{
+  const fa_verdict *v = &a->verdict;
+  char buf[RANKSET_LEN], hex[17], safe[4096];
+  fprintf(o, "verdict: %s\n", fa_status_name(v->status));
+  fprintf(o, "  %s\n", fa_sanitize(v->summary ? v->summary : "", safe, sizeof safe));
+  if (v->status == FA_STATUS_HEALTHY || v->status == FA_STATUS_INCONCLUSIVE) return 0;
+  fprintf(o, "  lagging ranks:  %s\n", rset(&v->lagging, buf));
+  if (v->ahead.n) fprintf(o, "  ahead ranks:    %s\n", rset(&v->ahead, buf));
+  fprintf(o, "  root cause:     %s\n", rset(&v->root_cause, buf));
+  /* the comm of the hang; without one, the comm of the mismatch */
+  const fa_comm *c = v->comm >= 0 ? &a->comms[v->comm]
+                     : v->mismatch_comm >= 0 ? &a->comms[v->mismatch_comm] : NULL;
+  fputs("  last completed: ", o);
+  if (c && c->last_completed >= 0) {
+    op_at(o, a, c, (uint64_t)c->last_completed);
+    fprintf(o, " on comm %s\n", fa_hex(c->id, hex));
+  } else {
+    fputs("none\n", o);
+  }
+  fputs("  stuck:          ", o);
+  if (c && c->stuck) {
+    op_at(o, a, c, c->stuck_seq);
+    fprintf(o, " on comm %s", fa_hex(c->id, hex));
+    const frz_record *r = fa_comm_record(a, c, c->stuck_seq);
+    if (r) op_args(o, r);
+    fa_ranks w, m;
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) return -1;
+    if (fa_comm_missing(c, &m)) {
+      fa_ranks_free(&w);
+      return -1;
+    }
+    fprintf(o, "\n                  waiting %s", rset(&w, buf));
+    fprintf(o, "; missing %s", rset(&m, buf));
+    if (c->nno_dump) fprintf(o, " (%u without a dump)", c->nno_dump);
+    fputc('\n', o);
+    fa_ranks_free(&w);
+    fa_ranks_free(&m);
+  } else {
+    fputs("none\n", o);
+  }
+  fputs("  missing links:  ", o);
+  if (v->nlinks) links_text(o, v->links, v->nlinks);
+  else fputs("none", o);
+  fputc('\n', o);
+  if (v->ncycle) {
+    fputs("  cycle:          ", o);
+    for (uint32_t i = 0; i < v->ncycle; i++)
+      fprintf(o, "%s%d -[%s seq %llu]-> %d", i ? ", " : "", v->cycle[i].rank,
+              fa_hex(a->comms[v->cycle[i].comm].id, hex), (unsigned long long)v->cycle[i].seq,
+              v->cycle[i].waits_for);
+    fputc('\n', o);
+  }
+  fputs("  mismatch:       ", o);
+  if (v->mismatch_comm >= 0) {
+    const fa_comm *mc = &a->comms[v->mismatch_comm];
+    fprintf(o, "seq %llu on comm %s (", (unsigned long long)mc->mismatch.seq, fa_hex(mc->id, hex));
+    field_list(o, mc->mismatch.fields);
+    fputs(")\n", o);
+    if (mismatch_text(o, mc, "                  ")) return -1;
+  } else {
+    fputs("none\n", o);
+  }
+  return 0;
+}
+
+/* ---- details per communicator ---------------------------------------------------------- */
+
+static int cmp_member_enq(const void *x, const void *y)
+{
+  const fa_member *a = *(const fa_member *const *)x, *b = *(const fa_member *const *)y;
+  if (a->last_enqueued != b->last_enqueued) return a->last_enqueued < b->last_enqueued ? -1 : 1;
+  return (a->global_rank > b->global_rank) - (a->global_rank < b->global_rank);
+}
+
+/* Lagging members grouped by how far they got. */
+static int lagging_text(FILE *o, const fa_comm *c)
+{
+  const fa_member **v = malloc(c->nlagging * sizeof *v);
+  int32_t *g = malloc(c->nlagging * sizeof *g);
+  char buf[RANKSET_LEN];
+  if (!v || !g) {
+    free(v);
+    free(g);
+    return -1;
+  }
+  uint32_t n = 0;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].state == FA_MEMBER_LAGGING) v[n++] = &c->members[r];
+  qsort(v, n, sizeof *v, cmp_member_enq);
+  uint32_t shown = 0;
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = i, k = 0;
+    while (j < n && v[j]->last_enqueued == v[i]->last_enqueued) {
+      if (v[j]->global_rank >= 0) g[k++] = v[j]->global_rank;
+      j++;
+    }
+    if (shown++ == 8) {
+      fputs("      ...\n", o);
+      break;
+    }
+    fprintf(o, "      %s: last enqueued ", fa_format_ranks(g, k, buf, sizeof buf));
+    if (v[i]->last_enqueued >= 0) fprintf(o, "seq %lld\n", (long long)v[i]->last_enqueued);
+    else fputs("nothing\n", o);
+    i = j;
+  }
+  free(v);
+  free(g);
+  return 0;
+}
+
+static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
+{
+  char hex[17], buf[RANKSET_LEN];
+  fprintf(o, "  comm %s: %d rank%s, %u with a dump", fa_hex(c->id, hex), c->size,
+          c->size == 1 ? "" : "s", c->npresent);
+  if (c->parent_id) fprintf(o, ", parent %s", fa_hex(c->parent_id, hex));
+  if (c->seq_hi >= 0)
+    fprintf(o, ", seqs %lld..%lld retained", (long long)(c->seq_lo < 0 ? 0 : c->seq_lo),
+            (long long)c->seq_hi);
+  if (!c->tracked) fputs(", completion not tracked", o);
+  fputc('\n', o);
+  fputs("    last completed: ", o);
+  if (c->last_completed >= 0) {
+    op_at(o, a, c, (uint64_t)c->last_completed);
+    fputc('\n', o);
+  } else {
+    fputs("none\n", o);
+  }
+  if (c->stuck) {
+    fputs("    stuck:          ", o);
+    op_at(o, a, c, c->stuck_seq);
+    fputc('\n', o);
+    static const fa_member_state order[] = {FA_MEMBER_WAITING, FA_MEMBER_PASSED, FA_MEMBER_AHEAD,
+                                            FA_MEMBER_LAGGING, FA_MEMBER_NO_DUMP, FA_MEMBER_IDLE};
+    for (unsigned i = 0; i < sizeof order / sizeof order[0]; i++) {
+      fa_ranks r;
+      if (fa_comm_ranks(c, order[i], &r)) return -1;
+      if (r.n) fprintf(o, "      %-8s %s\n", fa_member_state_name(order[i]), rset(&r, buf));
+      fa_ranks_free(&r);
+    }
+    if (c->nno_dump) {
+      uint32_t unknown = 0;
+      for (int32_t r = 0; r < c->size; r++)
+        if (c->members[r].state == FA_MEMBER_NO_DUMP && c->members[r].global_rank < 0) unknown++;
+      if (unknown) fprintf(o, "      %u member(s) without a dump of unknown global rank\n", unknown);
+    }
+    if (c->nlagging) {
+      fputs("    lagging members got as far as:\n", o);
+      if (lagging_text(o, c)) return -1;
+    }
+  }
+  if (c->has_mismatch) {
+    fprintf(o, "    mismatch at seq %llu (", (unsigned long long)c->mismatch.seq);
+    field_list(o, c->mismatch.fields);
+    fputs("):\n", o);
+    if (mismatch_text(o, c, "      ")) return -1;
+  }
+  if (!c->stuck && !c->has_mismatch && !c->nlinks)
+    fprintf(o, "    ok:             every member with a dump is idle%s\n",
+            c->nno_dump ? " (some have no dump)" : "");
+  if (c->nlinks) {
+    fputs("    missing links:  ", o);
+    links_text(o, c->links, c->nlinks);
+    fputc('\n', o);
+  }
+  return 0;
+}
+
+/* ---- input -------------------------------------------------------------------------------- */
+
+static void input_text(FILE *o, const fa_analysis *a)
+{
+  char buf[RANKSET_LEN], safe[1024], safe2[1024];
+  fa_ranks found = {NULL, 0};
+  uint32_t cap = 0;
+  for (uint32_t i = 0; i < a->nranks; i++)
+    if (fa_ranks_push(&found, &cap, a->ranks[i].global_rank)) break;
+  fprintf(o, "input: %u file%s, %u dump%s", a->nfiles, a->nfiles == 1 ? "" : "s", a->nframes,
+          a->nframes == 1 ? "" : "s");
+  if (a->nframes) fprintf(o, " of job \"%s\"", fa_sanitize(a->job_id, safe, sizeof safe));
+  if (a->world_size >= 0) fprintf(o, ", world size %d", a->world_size);
+  fputc('\n', o);
+  fprintf(o, "  ranks found:   %s\n", rset(&found, buf));
+  fprintf(o, "  ranks missing: %s\n", rset(&a->ranks_missing, buf));
+  fa_ranks_free(&found);
+  if (!a->nproblems) {
+    fputs("  problems:      none\n", o);
+    return;
+  }
+  fprintf(o, "  problems:      %u\n", a->nproblems);
+  for (uint32_t i = 0; i < a->nproblems; i++) {
+    const fa_problem *p = &a->problems[i];
+    fputs("    ", o);
+    if (p->file) fprintf(o, "%s: ", fa_sanitize(p->file, safe, sizeof safe));
+    if (p->has_offset) fprintf(o, "at byte %llu: ", (unsigned long long)p->offset);
+    fprintf(o, "%s\n", fa_sanitize(p->message, safe2, sizeof safe2));
+  }
+}
+
+int fa_report_text(const fa_analysis *a, FILE *o)
+{
+  if (verdict_text(o, a)) return -1;
+  if (a->ncomms) {
+    fprintf(o, "\ncommunicators: %u\n", a->ncomms);
+    for (uint32_t i = 0; i < a->ncomms; i++)
+      if (comm_text(o, a, &a->comms[i])) return -1;
+  }
+  fputc('\n', o);
+  input_text(o, a);
+  if (ferror(o)) {
+    if (!errno) errno = EIO;
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,551 @@
+/* verdict.c — across communicators: who waits where, which blocked comm
+ * explains the hang (the start of the wait-for chain), or a cycle of them;
+ * then the verdict and its one-sentence summary. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- a growing string ------------------------------------------------------- */
+
+typedef struct sbuf {
+  char *s;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+  if (b->oom) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (b->n + (size_t)n + 1 > b->cap) {
+    size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)n;
+    char *p = realloc(b->s, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->s = p;
+    b->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}
+
+/* "rank 5" or "ranks 0-4,6-7" into buf. */
+static const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len)
+{
+  char set[160];
+  fa_format_ranks(r->v, r->n, set, sizeof set);
+  snprintf(buf, len, "%s %s", r->n == 1 ? "rank" : "ranks", set);
+  return buf;
+}
+
+/* "AllReduce seq 37" for comm c, or "collective seq 37" when unknown. */
+static const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf,
+                             size_t len)
+{
+  const frz_record *r = fa_comm_record(a, c, seq);
+  snprintf(buf, len, "%s seq %llu", r ? frz_op_name(r->op) : "collective",
+           (unsigned long long)seq);
+  return buf;
+}
+
+/* ---- blame: what a blocked comm waits for ------------------------------------- */
+
+/* Is comm c blocked: a stuck collective, or a pending p2p op with no
+ * counterpart? */
+static int blocked(const fa_comm *c)
+{
+  if (c->stuck) return 1;
+  for (uint32_t i = 0; i < c->nlinks; i++)
+    if (c->links[i].p2p) return 1;
+  return 0;
+}
+
+/* The global ranks the waiting side of c waits for (the lagging side of its
+ * stuck collective, else its members without a dump; the counterparts of
+ * its unmatched p2p ops); *unknown counts those without a known rank. */
+static int blame(const fa_comm *c, fa_ranks *out, uint32_t *unknown)
+{
+  uint32_t cap = 0;
+  out->v = NULL;
+  out->n = 0;
+  *unknown = 0;
+  if (c->stuck && !c->nahead && (c->nwaiting || c->npassed)) {
+    fa_member_state want = c->nlagging ? FA_MEMBER_LAGGING : FA_MEMBER_NO_DUMP;
+    for (int32_t r = 0; r < c->size; r++) {
+      const fa_member *m = &c->members[r];
+      if (m->state != want) continue;
+      if (m->global_rank < 0) (*unknown)++;
+      else if (fa_ranks_push(out, &cap, m->global_rank)) return -1;
+    }
+  }
+  for (uint32_t i = 0; i < c->nlinks; i++) {
+    const fa_link *l = &c->links[i];
+    if (!l->p2p) continue;
+    int32_t g = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
+    if (g < 0) (*unknown)++;
+    else if (fa_ranks_push(out, &cap, g)) return -1;
+  }
+  fa_ranks_sort(out);
+  return 0;
+}
+
+/* Global rank of the side of p2p link l that posted and waits. */
+static int32_t p2p_waiter(const fa_link *l)
+{
+  return l->pending_dir == FRZ_DIR_SEND ? l->src : l->dst;
+}
+
+/* Mark, for every rank, the first comm where it waits. */
+static void mark_waits(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    if (c->stuck)
+      for (int32_t r = 0; r < c->size; r++) {
+        const fa_member *m = &c->members[r];
+        if (m->rank >= 0 && (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD) &&
+            a->ranks[m->rank].wait_comm < 0)
+          a->ranks[m->rank].wait_comm = (int32_t)ci;
+      }
+    for (uint32_t i = 0; i < c->nlinks; i++) {
+      if (!c->links[i].p2p) continue;
+      int32_t k = fa_find_rank(a, p2p_waiter(&c->links[i]));
+      if (k >= 0 && a->ranks[k].wait_comm < 0) a->ranks[k].wait_comm = (int32_t)ci;
+    }
+  }
+}
+
+/* Number of members (or p2p sides) of c that wait. */
+static uint32_t waiters(const fa_comm *c)
+{
+  uint32_t n = c->nwaiting + c->nahead;
+  for (uint32_t i = 0; i < c->nlinks; i++)
+    if (c->links[i].p2p) n++;
+  return n;
+}
+
+/* Is b (a blamed rank of comm ci) a start of the wait-for chain: not waiting
+ * in any other comm (or without a dump at all)? */
+static int free_rank(const fa_analysis *a, int32_t b, int32_t ci)
+{
+  int32_t k = fa_find_rank(a, b);
+  return k < 0 || a->ranks[k].wait_comm < 0 || a->ranks[k].wait_comm == ci;
+}
+
+/* Is comm ci, blocked, where the hang starts? */
+static int is_root(const fa_analysis *a, int32_t ci, const fa_ranks *bl, uint32_t unknown)
+{
+  if (a->comms[ci].nahead || unknown) return 1;
+  for (uint32_t i = 0; i < bl->n; i++)
+    if (free_rank(a, bl->v[i], ci)) return 1;
+  return 0;
+}
+
+/* Is comm x a better explanation than comm y (more waiters, larger, lower id)? */
+static int better(const fa_analysis *a, int32_t x, int32_t y)
+{
+  if (y < 0) return 1;
+  uint32_t wx = waiters(&a->comms[x]), wy = waiters(&a->comms[y]);
+  if (wx != wy) return wx > wy;
+  if (a->comms[x].size != a->comms[y].size) return a->comms[x].size > a->comms[y].size;
+  return x < y;
+}
+
+/* Follow the wait-for chain from comm start: returns the comm where it ends
+ * (one whose waiters wait for nobody in particular: all joined), or -1 and
+ * the cycle in v->cycle.  Every comm on the way has a non-empty blame set
+ * whose ranks all wait elsewhere. */
+static int follow_chain(fa_analysis *a, int32_t start, int32_t *end)
+{
+  int32_t *pos = malloc(a->ncomms * sizeof *pos);
+  fa_wait_step *path = malloc(a->ncomms * sizeof *path);
+  int rc = -1;
+  if (!pos || !path) goto out;
+  for (uint32_t i = 0; i < a->ncomms; i++) pos[i] = -1;
+  uint32_t len = 0;
+  int32_t c = start, via = -1;
+  *end = -1;
+  for (;;) {
+    if (pos[c] >= 0) { /* a cycle: path[pos[c]] .. path[len-1] */
+      uint32_t first = (uint32_t)pos[c], n = len - first;
+      a->verdict.cycle = malloc(n * sizeof *a->verdict.cycle);
+      if (!a->verdict.cycle) goto out;
+      memcpy(a->verdict.cycle, path + first, n * sizeof *path);
+      a->verdict.cycle[0].rank = path[len - 1].waits_for;
+      a->verdict.ncycle = n;
+      break;
+    }
+    fa_ranks bl;
+    uint32_t unknown;
+    if (blame(&a->comms[c], &bl, &unknown)) goto out;
+    if (bl.n == 0 || is_root(a, c, &bl, unknown)) {
+      fa_ranks_free(&bl);
+      *end = c;
+      break;
+    }
+    int32_t b = bl.v[0];
+    fa_ranks_free(&bl);
+    const fa_comm *cc = &a->comms[c];
+    uint64_t seq = cc->stuck ? cc->stuck_seq : 0;
+    if (!cc->stuck)
+      for (uint32_t i = 0; i < cc->nlinks; i++)
+        if (cc->links[i].p2p) {
+          seq = cc->links[i].seq;
+          break;
+        }
+    pos[c] = (int32_t)len;
+    path[len++] = (fa_wait_step){c, via, seq, b};
+    via = b;
+    c = a->ranks[fa_find_rank(a, b)].wait_comm;
+  }
+  rc = 0;
+out:
+  free(pos);
+  free(path);
+  return rc;
+}
+
+/* ---- the links reported in the verdict ------------------------------------------ */
+
+static int cmp_link(const void *x, const void *y)
+{
+  const fa_link *a = x, *b = y;
+  if (a->p2p != b->p2p) return a->p2p < b->p2p ? -1 : 1;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->src != b->src) return a->src < b->src ? -1 : 1;
+  if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
+  if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+  return (a->pending_dir > b->pending_dir) - (a->pending_dir < b->pending_dir);
+}
+
+/* Inferred edges of the chosen comm, then every unmatched p2p op. */
+static int collect_links(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  uint32_t n = 0;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++)
+    for (uint32_t i = 0; i < a->comms[ci].nlinks; i++)
+      if (a->comms[ci].links[i].p2p || (int32_t)ci == v->comm) n++;
+  if (!n) return 0;
+  v->links = malloc(n * sizeof *v->links);
+  if (!v->links) return -1;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++)
+    for (uint32_t i = 0; i < a->comms[ci].nlinks; i++)
+      if (a->comms[ci].links[i].p2p || (int32_t)ci == v->comm)
+        v->links[v->nlinks++] = a->comms[ci].links[i];
+  qsort(v->links, v->nlinks, sizeof *v->links, cmp_link);
+  return 0;
+}
+
+/* ---- summary ------------------------------------------------------------------- */
+
+/* The global ranks of a mismatch group's members. */
+static int group_ranks(const fa_comm *c, const fa_group *g, fa_ranks *out)
+{
+  uint32_t cap = 0;
+  out->v = NULL;
+  out->n = 0;
+  for (uint32_t i = 0; i < g->n; i++) {
+    int32_t gr = fa_global_of(c, c->mismatch.members[g->first + i]);
+    if (gr >= 0 && fa_ranks_push(out, &cap, gr)) return -1;
+  }
+  fa_ranks_sort(out);
+  return 0;
+}
+
+/* "op, count" for FA_FIELD_* bits f. */
+static const char *field_names(unsigned f, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  for (unsigned i = 0; i < FA_NFIELDS; i++)
+    if (f & (1u << i)) {
+      size_t n = strlen(buf);
+      snprintf(buf + n, len - n, "%s%s", n ? ", " : "", fa_field_name(i));
+    }
+  return buf;
+}
+
+/* "first mismatch at seq S on comm X (fields): ..." */
+static int say_mismatch(const fa_analysis *a, sbuf *b)
+{
+  const fa_comm *c = &a->comms[a->verdict.mismatch_comm];
+  const fa_mismatch *mm = &c->mismatch;
+  char hex[17], fields[64], rp[200], sp[160];
+  sb_printf(b, "first mismatch at seq %llu on comm %s (%s): ", (unsigned long long)mm->seq,
+            fa_hex(c->id, hex), field_names(mm->fields, fields, sizeof fields));
+  if (mm->culprit >= 0) {
+    fa_ranks gr;
+    const fa_group *g = &mm->groups[mm->culprit];
+    if (group_ranks(c, g, &gr)) return -1;
+    sb_printf(b, "%s %s %s while ", ranks_phrase(&gr, rp, sizeof rp), gr.n == 1 ? "calls" : "call",
+              fa_sig_text(&g->sig, sp, sizeof sp));
+    fa_ranks_free(&gr);
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < mm->ngroups; i++) {
+      if ((int32_t)i == mm->culprit) continue;
+      if (shown == 3) {
+        sb_printf(b, " and %u more groups", mm->ngroups - 1 - shown);
+        break;
+      }
+      if (group_ranks(c, &mm->groups[i], &gr)) return -1;
+      sb_printf(b, "%s%s %s %s", shown ? ", " : "", ranks_phrase(&gr, rp, sizeof rp),
+                gr.n == 1 ? "calls" : "call", fa_sig_text(&mm->groups[i].sig, sp, sizeof sp));
+      fa_ranks_free(&gr);
+      shown++;
+    }
+  } else {
+    for (uint32_t i = 0; i < mm->ngroups; i++) {
+      if (i == 4) {
+        sb_printf(b, ", and %u more groups", mm->ngroups - i);
+        break;
+      }
+      fa_ranks gr;
+      if (group_ranks(c, &mm->groups[i], &gr)) return -1;
+      sb_printf(b, "%s%s %s %s", i ? ", " : "", ranks_phrase(&gr, rp, sizeof rp),
+                gr.n == 1 ? "calls" : "call", fa_sig_text(&mm->groups[i].sig, sp, sizeof sp));
+      fa_ranks_free(&gr);
+    }
+    sb_printf(b, "; no single culprit");
+  }
+  return 0;
+}
+
+/* The hang part of the summary, for the chosen comm. */
+static int say_hang(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  const fa_comm *c = &a->comms[v->comm];
+  char hex[17], op[96], p1[200], p2[200];
+  fa_hex(c->id, hex);
+  fa_ranks w = {NULL, 0}, o = {NULL, 0};
+  int rc = -1;
+  if (c->stuck) op_phrase(a, c, c->stuck_seq, op, sizeof op);
+  if (v->all_joined) {
+    sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u ranks waiting)",
+              op, hex, c->nwaiting);
+  } else if (v->ahead.n) {
+    if (fa_comm_ranks(c, FA_MEMBER_IDLE, &o)) goto out;
+    sb_printf(b, "%s %s ahead: it entered %s on comm %s alone, while %s completed seq %lld and %s idle",
+              ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are", op, hex,
+              ranks_phrase(&o, p2, sizeof p2), (long long)c->last_completed,
+              o.n == 1 ? "is" : "are");
+  } else if (c->stuck && (c->nwaiting || c->npassed) && !v->lagging.n && !c->nno_dump) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    sb_printf(b, "%s wait in %s on comm %s, which mismatched calls keep from completing",
+              ranks_phrase(&w, p1, sizeof p1), op, hex);
+  } else if (c->stuck && (c->nwaiting || c->npassed)) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    if (c->nlagging) {
+      sb_printf(b, "%s never entered %s on comm %s; %s wait in it",
+                ranks_phrase(&v->lagging, p1, sizeof p1), op, hex, ranks_phrase(&w, p2, sizeof p2));
+      if (c->nno_dump) {
+        if (fa_comm_ranks(c, FA_MEMBER_NO_DUMP, &o)) goto out;
+        if (o.n) sb_printf(b, " (%s left no dump)", ranks_phrase(&o, p1, sizeof p1));
+        else sb_printf(b, " (%u member(s) left no dump)", c->nno_dump);
+      }
+    } else {
+      sb_printf(b, "%s wait in %s on comm %s for ", ranks_phrase(&w, p1, sizeof p1), op, hex);
+      if (v->lagging.n)
+        sb_printf(b, "%s, which left no dump (dead, or could not write one)",
+                  ranks_phrase(&v->lagging, p2, sizeof p2));
+      else
+        sb_printf(b, "%u member(s) of unknown rank that left no dump", c->nno_dump);
+    }
+  } else {
+    uint32_t cap = 0, nl = 0;
+    for (uint32_t i = 0; i < c->nlinks; i++)
+      if (c->links[i].p2p) {
+        nl++;
+        if (p2p_waiter(&c->links[i]) >= 0 && fa_ranks_push(&w, &cap, p2p_waiter(&c->links[i])))
+          goto out;
+      }
+    fa_ranks_sort(&w);
+    sb_printf(b, "%s wait in p2p operations on comm %s that %s never posted (%u missing link%s)",
+              ranks_phrase(&w, p1, sizeof p1), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
+              nl == 1 ? "" : "s");
+  }
+  rc = 0;
+out:
+  fa_ranks_free(&w);
+  fa_ranks_free(&o);
+  return rc;
+}
+
+/* "deadlock across N communicators: rank 0 waits in ... for rank 1, which ..." */
+static void say_cycle(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  char hex[17], op[96];
+  sb_printf(b, "deadlock across %u communicator%s: ", v->ncycle, v->ncycle == 1 ? "" : "s");
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *s = &v->cycle[i];
+    const fa_comm *c = &a->comms[s->comm];
+    if (i == 8) {
+      sb_printf(b, ", and so on (%u steps)", v->ncycle);
+      return;
+    }
+    if (c->stuck) op_phrase(a, c, s->seq, op, sizeof op);
+    else snprintf(op, sizeof op, "p2p seq %llu", (unsigned long long)s->seq);
+    if (i == 0)
+      sb_printf(b, "rank %d waits in %s on comm %s for rank %d", s->rank, op, fa_hex(c->id, hex),
+                s->waits_for);
+    else
+      sb_printf(b, ", which waits in %s on comm %s for rank %d", op, fa_hex(c->id, hex),
+                s->waits_for);
+  }
+}
+
+/* The one-sentence summary. */
+static int summarize(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  sbuf b = {NULL, 0, 0, 0};
+  char p[200], hex[17];
+  switch (v->status) {
+  case FA_STATUS_INCONCLUSIVE:
+    if (!a->nframes) sb_printf(&b, "no usable dump");
+    else if (!a->ncomms) sb_printf(&b, "the dumps hold no communicator");
+    else
+      for (uint32_t i = 0; i < a->ncomms; i++)
+        if (!a->comms[i].tracked && a->comms[i].seq_hi >= 0) {
+          sb_printf(&b, "completion was not tracked on comm %s: every rank enqueued up to seq %lld, "
+                    "and whether that completed is unknown", fa_hex(a->comms[i].id, hex),
+                    (long long)a->comms[i].seq_hi);
+          break;
+        }
+    break;
+  case FA_STATUS_HEALTHY:
+    sb_printf(&b, "no hang found: every operation enqueued on %u communicator%s completed on every rank",
+              a->ncomms, a->ncomms == 1 ? "" : "s");
+    if (a->ranks_missing.n)
+      sb_printf(&b, "; %s left no dump", ranks_phrase(&a->ranks_missing, p, sizeof p));
+    break;
+  case FA_STATUS_DEADLOCK:
+    say_cycle(a, &b);
+    break;
+  case FA_STATUS_MISMATCH:
+    if (say_mismatch(a, &b)) goto oom;
+    if (v->comm >= 0) {
+      sb_printf(&b, "; then ");
+      if (v->cycle) say_cycle(a, &b);
+      else if (say_hang(a, &b)) goto oom;
+    }
+    break;
+  case FA_STATUS_HANG:
+  case FA_STATUS_STRAGGLER:
+    if (say_hang(a, &b)) goto oom;
+    break;
+  }
+  sb_printf(&b, ".");
+  if (b.oom) goto oom;
+  v->summary = b.s;
+  return 0;
+oom:
+  free(b.s);
+  return -1;
+}
+
+/* ---- the verdict ------------------------------------------------------------------ */
+
+/* Global ranks of comm c's members in state s, appended to r. */
+static int add_state(const fa_comm *c, fa_member_state s, fa_ranks *r, uint32_t *cap)
+{
+  for (int32_t i = 0; i < c->size; i++)
+    if (c->members[i].state == s && c->members[i].global_rank >= 0 &&
+        fa_ranks_push(r, cap, c->members[i].global_rank))
+      return -1;
+  return 0;
+}
+
+/* Which blocked comm explains the hang: the best root of a wait-for chain,
+ * else the end of the chain from the best blocked comm (or a cycle). */
+static int choose_comm(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  int32_t best_root = -1, best_blamed = -1, best_any = -1;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    if (!blocked(&a->comms[ci])) continue;
+    fa_ranks bl;
+    uint32_t unknown;
+    if (blame(&a->comms[ci], &bl, &unknown)) return -1;
+    int has = bl.n || unknown || a->comms[ci].nahead;
+    if (has && is_root(a, (int32_t)ci, &bl, unknown) && better(a, (int32_t)ci, best_root))
+      best_root = (int32_t)ci;
+    if (has && better(a, (int32_t)ci, best_blamed)) best_blamed = (int32_t)ci;
+    if (better(a, (int32_t)ci, best_any)) best_any = (int32_t)ci;
+    fa_ranks_free(&bl);
+  }
+  v->comm = best_root >= 0 ? best_root : -1;
+  if (v->comm < 0 && best_blamed >= 0) {
+    int32_t end;
+    if (follow_chain(a, best_blamed, &end)) return -1;
+    v->comm = v->cycle ? v->cycle[0].comm : end;
+  }
+  if (v->comm < 0) v->comm = best_any;
+  return 0;
+}
+
+int fa_verdict_build(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  mark_waits(a);
+  if (choose_comm(a)) return -1;
+  for (uint32_t ci = 0; ci < a->ncomms && v->mismatch_comm < 0; ci++)
+    if (a->comms[ci].has_mismatch) v->mismatch_comm = (int32_t)ci;
+  if (v->comm >= 0 && a->comms[v->comm].has_mismatch) v->mismatch_comm = v->comm;
+
+  uint32_t cap_r = 0, cap_a = 0;
+  if (v->comm >= 0 && !v->cycle) {
+    const fa_comm *c = &a->comms[v->comm];
+    uint32_t unknown;
+    if (blame(c, &v->lagging, &unknown)) return -1;
+    if (add_state(c, FA_MEMBER_AHEAD, &v->ahead, &cap_a)) return -1;
+    v->all_joined = c->stuck && !v->lagging.n && !unknown && !c->nahead && !c->nno_dump;
+    /* calls that do not match explain why a joined op cannot complete */
+    if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) v->all_joined = 0;
+  }
+  for (uint32_t i = 0; i < v->lagging.n; i++)
+    if (fa_ranks_push(&v->root_cause, &cap_r, v->lagging.v[i])) return -1;
+  for (uint32_t i = 0; i < v->ahead.n; i++)
+    if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
+  for (uint32_t i = 0; i < v->ncycle; i++)
+    if (fa_ranks_push(&v->root_cause, &cap_r, v->cycle[i].rank)) return -1;
+  if (v->mismatch_comm >= 0) {
+    const fa_comm *c = &a->comms[v->mismatch_comm];
+    if (c->mismatch.culprit >= 0) {
+      const fa_group *g = &c->mismatch.groups[c->mismatch.culprit];
+      for (uint32_t i = 0; i < g->n; i++) {
+        int32_t gr = fa_global_of(c, c->mismatch.members[g->first + i]);
+        if (gr >= 0 && fa_ranks_push(&v->root_cause, &cap_r, gr)) return -1;
+      }
+    }
+  }
+  fa_ranks_sort(&v->root_cause);
+
+  int untracked = 0;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++)
+    if (!a->comms[ci].tracked && a->comms[ci].seq_hi >= 0) untracked = 1;
+  if (!a->nframes || !a->ncomms) v->status = FA_STATUS_INCONCLUSIVE;
+  else if (v->mismatch_comm >= 0) v->status = FA_STATUS_MISMATCH;
+  else if (v->cycle) v->status = FA_STATUS_DEADLOCK;
+  else if (v->comm >= 0) v->status = FA_STATUS_HANG;
+  else if (untracked) v->status = FA_STATUS_INCONCLUSIVE;
+  else v->status = FA_STATUS_HEALTHY;
+  if (collect_links(a)) return -1;
+  return summarize(a);
+}

@@ -1,0 +1,20 @@
+# fr-analyze/: the analyzer library (shared with fr-tui) and its thin CLI.
+noinst_LTLIBRARIES += fr-analyze/libanalyze.la
+fr_analyze_libanalyze_la_SOURCES = \
+	fr-analyze/libanalyze/analyze.h fr-analyze/libanalyze/internal.h \
+	fr-analyze/libanalyze/load.c fr-analyze/libanalyze/model.c \
+	fr-analyze/libanalyze/analyze.c fr-analyze/libanalyze/mismatch.c \
+	fr-analyze/libanalyze/p2p.c fr-analyze/libanalyze/verdict.c \
+	fr-analyze/libanalyze/util.c fr-analyze/libanalyze/report_text.c \
+	fr-analyze/libanalyze/report_json.c
+fr_analyze_libanalyze_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+fr_analyze_libanalyze_la_LIBADD = formats/libfrz.la $(CJSON_LIBS)
+
+bin_PROGRAMS += fr-analyze/fr-analyze
+fr_analyze_fr_analyze_SOURCES = fr-analyze/main.c
+fr_analyze_fr_analyze_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+fr_analyze_fr_analyze_LDADD = fr-analyze/libanalyze.la
+
+# Golden outputs of fr-analyze and fr-dump, compared by tests/e2e/cli.sh.
+EXTRA_DIST += $(wildcard $(srcdir)/tests/golden/*.txt) $(wildcard $(srcdir)/tests/golden/*.json) \
+	$(wildcard $(srcdir)/tests/golden/*.help)

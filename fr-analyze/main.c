@@ -1,0 +1,126 @@
+/* fr-analyze — merge the dumps of every rank of a job and say why it hangs.
+ * A thin front end over libanalyze (fr-analyze/libanalyze/analyze.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libanalyze/analyze.h"
+
+static void usage(FILE *o)
+{
+  fputs("Usage: fr-analyze [--json] [-o FILE] PATH...\n"
+        "Merge the flightrec dumps of every rank of a job and diagnose the hang.\n"
+        "\n"
+        "PATH is a dump directory (every regular file in it is read) or a dump\n"
+        "file; several may be given.\n"
+        "\n"
+        "  -j, --json      print the analysis as JSON (see formats/analysis-json.md)\n"
+        "  -o, --output=FILE  write the report to FILE instead of standard output\n"
+        "  -h, --help      display this help and exit\n"
+        "  -V, --version   output version information and exit\n"
+        "\n"
+        "Exit status: 0 if no problem was found, 1 if a problem was diagnosed,\n"
+        "2 if no dump could be used or on a usage error.\n",
+        o);
+}
+
+static int try_help(void)
+{
+  fputs("Try 'fr-analyze --help' for more information.\n", stderr);
+  return 2;
+}
+
+/* getopt's own messages name the program by its path; ours by its name. */
+static void bad_option(const char *arg)
+{
+  if (optopt && strncmp(arg, "--", 2) != 0) fprintf(stderr, "fr-analyze: invalid option -- '%c'\n", optopt);
+  else fprintf(stderr, "fr-analyze: unrecognized option '%s'\n", arg);
+}
+
+static void version(void)
+{
+  printf("fr-analyze (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, 'j'},     {"output", required_argument, NULL, 'o'},
+      {"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0}};
+  int json = 0, c;
+  const char *out_path = NULL;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":jo:hV", opts, NULL)) != -1) {
+    switch (c) {
+    case 'j': json = 1; break;
+    case 'o': out_path = optarg; break;
+    case 'h': usage(stdout); return 0;
+    case 'V': version(); return 0;
+    case ':':
+      fprintf(stderr, "fr-analyze: option '%s' requires an argument\n", argv[optind - 1]);
+      return try_help();
+    default:
+      bad_option(argv[optind - 1]);
+      return try_help();
+    }
+  }
+  if (optind >= argc) {
+    fputs("fr-analyze: missing PATH\n", stderr);
+    return try_help();
+  }
+  fa_analysis *a = fa_new();
+  if (!a) {
+    fputs("fr-analyze: out of memory\n", stderr);
+    return 2;
+  }
+  for (int i = optind; i < argc; i++)
+    if (fa_add_path(a, argv[i])) {
+      fputs("fr-analyze: out of memory\n", stderr);
+      fa_free(a);
+      return 2;
+    }
+  if (fa_run(a)) {
+    fputs("fr-analyze: out of memory\n", stderr);
+    fa_free(a);
+    return 2;
+  }
+  /* files that could not be used are named on stderr too, like diff(1) does
+   * with its troubles, so they are seen even with --json or -o */
+  for (uint32_t i = 0; i < a->nproblems && !a->nframes; i++) {
+    const fa_problem *p = &a->problems[i];
+    char f[1024], m[1024];
+    fprintf(stderr, "fr-analyze: %s%s", p->file ? fa_sanitize(p->file, f, sizeof f) : "",
+            p->file ? ": " : "");
+    if (p->has_offset) fprintf(stderr, "at byte %llu: ", (unsigned long long)p->offset);
+    fprintf(stderr, "%s\n", fa_sanitize(p->message, m, sizeof m));
+  }
+  FILE *out = stdout;
+  if (out_path && !(out = fopen(out_path, "w"))) {
+    fprintf(stderr, "fr-analyze: %s: %s\n", out_path, strerror(errno));
+    fa_free(a);
+    return 2;
+  }
+  int werr = 0;
+  if (json) {
+    char *text = fa_report_json(a);
+    if (!text) werr = -1;
+    else if (fputs(text, out) < 0) werr = -1;
+    free(text);
+  } else {
+    werr = fa_report_text(a, out);
+  }
+  if (fflush(out) != 0) werr = -1;
+  if (out != stdout && fclose(out) != 0) werr = -1;
+  int rc = fa_exit_status(a);
+  fa_free(a);
+  if (werr) {
+    fprintf(stderr, "fr-analyze: cannot write the report: %s\n", strerror(errno));
+    return 2;
+  }
+  return rc;
+}

@@ -1,0 +1,205 @@
+/* dump_json.c — one decoded dump as a JSON object.  64-bit counters and
+ * times are written as exact integers; comm ids and addresses as 16-digit
+ * hex strings. */
+#include "config.h"
+
+#include <cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fr_dump.h"
+
+typedef struct jb {
+  int ok;
+} jb;
+
+static cJSON *chk(jb *j, cJSON *x)
+{
+  if (!x) j->ok = 0;
+  return x;
+}
+
+static void add(jb *j, cJSON *o, const char *k, cJSON *v)
+{
+  if (!o || !v) {
+    j->ok = 0;
+    cJSON_Delete(v);
+    return;
+  }
+  cJSON_AddItemToObject(o, k, v);
+}
+
+/* An exact unsigned integer (cJSON numbers are doubles). */
+static cJSON *u64(jb *j, uint64_t v)
+{
+  char b[24];
+  snprintf(b, sizeof b, "%" PRIu64, v);
+  return chk(j, cJSON_CreateRaw(b));
+}
+
+static cJSON *i64(jb *j, int64_t v)
+{
+  char b[24];
+  snprintf(b, sizeof b, "%" PRId64, v);
+  return chk(j, cJSON_CreateRaw(b));
+}
+
+static cJSON *hex(jb *j, uint64_t v)
+{
+  char b[17];
+  snprintf(b, sizeof b, "%016" PRIx64, v);
+  return chk(j, cJSON_CreateString(b));
+}
+
+static cJSON *hex_or_null(jb *j, uint64_t v)
+{
+  return v ? hex(j, v) : chk(j, cJSON_CreateNull());
+}
+
+/* A fixed-size text field of the dump, sanitised. */
+static cJSON *text(jb *j, const char *s, size_t n)
+{
+  char b[512];
+  return chk(j, cJSON_CreateString(fd_sanitize(s, n, b, sizeof b)));
+}
+
+static cJSON *str(jb *j, const char *s) { return chk(j, cJSON_CreateString(s)); }
+
+/* Names of the set bits of f. */
+static cJSON *flags(jb *j, uint32_t f, const char *const *names, unsigned n)
+{
+  cJSON *a = chk(j, cJSON_CreateArray());
+  for (unsigned i = 0; a && i < 32; i++) {
+    if (!(f & (1u << i))) continue;
+    char b[16];
+    snprintf(b, sizeof b, "bit%u", i);
+    cJSON *s = str(j, i < n ? names[i] : b);
+    if (s) cJSON_AddItemToArray(a, s);
+  }
+  return a;
+}
+
+static const char *const comm_flags[] = {"init_failed", "destroyed", "aborted", "split", "pending"};
+static const char *const rec_flags[] = {"group", "graph", "profiler", "untracked", "in_call"};
+
+static cJSON *process_obj(jb *j, const frz_process *p)
+{
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "global_rank", i64(j, p->global_rank));
+  add(j, o, "world_size", i64(j, p->world_size));
+  add(j, o, "local_rank", i64(j, p->local_rank));
+  add(j, o, "pid", u64(j, p->pid));
+  add(j, o, "host", text(j, p->host, sizeof p->host));
+  add(j, o, "job_id", text(j, p->job_id, sizeof p->job_id));
+  add(j, o, "nccl_version", i64(j, p->nccl_version));
+  add(j, o, "recorder_version", u64(j, p->recorder_version));
+  add(j, o, "anchor_realtime_ns", u64(j, p->anchor_realtime_ns));
+  add(j, o, "anchor_monotonic_ns", u64(j, p->anchor_monotonic_ns));
+  add(j, o, "trigger", str(j, frz_trigger_name(p->trigger)));
+  add(j, o, "trigger_rank", i64(j, p->trigger_rank));
+  add(j, o, "trigger_text", text(j, p->trigger_text, sizeof p->trigger_text));
+  add(j, o, "trigger_time_ns", u64(j, p->trigger_time_ns));
+  add(j, o, "frame", u64(j, p->frame));
+  add(j, o, "frame_time_ns", u64(j, p->frame_time_ns));
+  add(j, o, "records_total", u64(j, p->records_total));
+  add(j, o, "records_dropped", u64(j, p->records_dropped));
+  add(j, o, "ring_capacity", u64(j, p->ring_capacity));
+  add(j, o, "flags", u64(j, p->flags));
+  return o;
+}
+
+static cJSON *comm_obj(jb *j, const frz_comm *c)
+{
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "comm_id", hex(j, c->comm_id));
+  add(j, o, "nccl_comm_hash", hex_or_null(j, c->nccl_comm_hash));
+  add(j, o, "parent_id", hex_or_null(j, c->parent_id));
+  add(j, o, "handle", hex(j, c->handle));
+  add(j, o, "nranks", i64(j, c->nranks));
+  add(j, o, "rank", i64(j, c->rank));
+  add(j, o, "split_color", i64(j, c->split_color));
+  add(j, o, "split_key", i64(j, c->split_key));
+  add(j, o, "flags", flags(j, c->flags, comm_flags, 5));
+  add(j, o, "cuda_device", i64(j, c->cuda_device));
+  add(j, o, "next_seq", u64(j, c->next_seq));
+  add(j, o, "first_retained_seq", u64(j, c->first_retained_seq));
+  add(j, o, "last_enqueued_seq", i64(j, c->last_enqueued_seq));
+  add(j, o, "last_started_seq", i64(j, c->last_started_seq));
+  add(j, o, "last_completed_seq", i64(j, c->last_completed_seq));
+  add(j, o, "dropped_records", u64(j, c->dropped_records));
+  return o;
+}
+
+/* A time relative to ref in ms (null when not seen). */
+static cJSON *rel_ms(jb *j, uint64_t t, uint64_t ref)
+{
+  if (!t) return chk(j, cJSON_CreateNull());
+  double ms = t >= ref ? (double)(t - ref) / 1e6 : -(double)(ref - t) / 1e6;
+  return chk(j, cJSON_CreateNumber(ms));
+}
+
+static cJSON *record_obj(jb *j, const frz_record *r, uint64_t ref)
+{
+  static const char *const kinds[] = {"none", "coll", "p2p", "group", "life"};
+  static const char *const dirs[] = {"none", "send", "recv"};
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "id", u64(j, r->id));
+  add(j, o, "comm_id", hex_or_null(j, r->comm_id));
+  add(j, o, "seq", u64(j, r->seq));
+  add(j, o, "op", str(j, frz_op_name(r->op)));
+  add(j, o, "kind", str(j, r->kind < 5 ? kinds[r->kind] : "unknown"));
+  add(j, o, "dir", str(j, r->dir < 3 ? dirs[r->dir] : "unknown"));
+  add(j, o, "peer", i64(j, r->peer));
+  add(j, o, "count", u64(j, r->count));
+  add(j, o, "dtype", str(j, frz_dtype_name(r->dtype)));
+  add(j, o, "redop", str(j, frz_redop_name(r->redop)));
+  add(j, o, "state", str(j, frz_state_name(r->state)));
+  add(j, o, "result", i64(j, r->result));
+  add(j, o, "stream", hex(j, r->stream));
+  add(j, o, "call_site", hex(j, r->call_site));
+  add(j, o, "group_id", u64(j, r->group_id));
+  add(j, o, "tid", u64(j, r->tid));
+  add(j, o, "t_enqueue_ns", u64(j, r->t_enqueue_ns));
+  add(j, o, "t_start_ns", u64(j, r->t_start_ns));
+  add(j, o, "t_complete_ns", u64(j, r->t_complete_ns));
+  add(j, o, "enqueue_ms", rel_ms(j, r->t_enqueue_ns, ref));
+  add(j, o, "start_ms", rel_ms(j, r->t_start_ns, ref));
+  add(j, o, "complete_ms", rel_ms(j, r->t_complete_ns, ref));
+  add(j, o, "flags", flags(j, r->flags, rec_flags, 5));
+  return o;
+}
+
+void *fd_dump_json(const char *name, const frz_dump *d)
+{
+  jb j = {1};
+  const frz_process *p = &d->process;
+  uint64_t ref = p->trigger_time_ns ? p->trigger_time_ns : p->frame_time_ns;
+  cJSON *o = chk(&j, cJSON_CreateObject());
+  add(&j, o, "format", str(&j, "flightrec-dump"));
+  add(&j, o, "file", text(&j, name, strlen(name)));
+  cJSON *v = chk(&j, cJSON_CreateObject());
+  add(&j, v, "major", u64(&j, d->version_major));
+  add(&j, v, "minor", u64(&j, d->version_minor));
+  add(&j, o, "version", v);
+  add(&j, o, "unknown_sections", u64(&j, d->unknown_sections));
+  add(&j, o, "times_relative_to", str(&j, p->trigger_time_ns ? "trigger" : p->frame_time_ns ? "frame" : "monotonic"));
+  add(&j, o, "process", process_obj(&j, p));
+  cJSON *comms = chk(&j, cJSON_CreateArray());
+  for (uint32_t i = 0; comms && i < d->ncomms; i++) {
+    cJSON *c = comm_obj(&j, &d->comms[i]);
+    if (c) cJSON_AddItemToArray(comms, c);
+  }
+  add(&j, o, "comms", comms);
+  cJSON *recs = chk(&j, cJSON_CreateArray());
+  for (uint64_t i = 0; recs && i < d->nrecords; i++) {
+    cJSON *r = record_obj(&j, &d->records[i], ref);
+    if (r) cJSON_AddItemToArray(recs, r);
+  }
+  add(&j, o, "records", recs);
+  if (!j.ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}

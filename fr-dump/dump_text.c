@@ -1,0 +1,216 @@
+/* dump_text.c — one decoded dump as readable text: the process header, the
+ * communicator table and the records table. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fr_dump.h"
+
+/* Length of the valid UTF-8 character at s (at most n bytes available), or
+ * 0 when invalid, a control character, or a C1 control. */
+static size_t char_len(const unsigned char *s, size_t n)
+{
+  unsigned c = s[0], cp;
+  size_t k;
+  if (c < 0x20 || c == 0x7f) return 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) { k = 2; cp = c & 0x1f; }
+  else if (c >= 0xe0 && c <= 0xef) { k = 3; cp = c & 0x0f; }
+  else if (c >= 0xf0 && c <= 0xf4) { k = 4; cp = c & 0x07; }
+  else return 0;
+  if (k > n) return 0;
+  for (size_t i = 1; i < k; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (s[i] & 0x3f);
+  }
+  if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+      (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+    return 0;
+  return k;
+}
+
+char *fd_sanitize(const char *in, size_t inlen, char *out, size_t outlen)
+{
+  if (!outlen) return out;
+  const unsigned char *s = (const unsigned char *)in;
+  size_t i = 0, o = 0;
+  while (i < inlen && s[i]) {
+    size_t avail = 0;
+    while (avail < 4 && i + avail < inlen && s[i + avail]) avail++;
+    size_t k = char_len(s + i, avail);
+    if (!k) {
+      if (o + 2 > outlen) break;
+      out[o++] = '?';
+      i++;
+      continue;
+    }
+    if (o + k + 1 > outlen) break;
+    memcpy(out + o, s + i, k);
+    o += k;
+    i += k;
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* "2.28.9" from an ncclGetVersion code. */
+static const char *nccl_version(int32_t code, char *buf, size_t len)
+{
+  if (code <= 0) snprintf(buf, len, "unknown");
+  else if (code >= 10000)
+    snprintf(buf, len, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
+  else snprintf(buf, len, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
+  return buf;
+}
+
+/* "2025-11-29T21:36:00.123456789Z" from CLOCK_REALTIME ns. */
+static const char *utc(uint64_t ns, char *buf, size_t len)
+{
+  time_t t = (time_t)(ns / 1000000000u);
+  struct tm tm;
+  if (!ns || !gmtime_r(&t, &tm)) {
+    snprintf(buf, len, "unknown");
+    return buf;
+  }
+  char day[40];
+  strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf, len, "%s.%09uZ", day, (unsigned)(ns % 1000000000u));
+  return buf;
+}
+
+/* A time in ms relative to ref ("-" when not seen). */
+static const char *rel_ms(uint64_t t, uint64_t ref, char *buf, size_t len)
+{
+  if (!t) snprintf(buf, len, "-");
+  else if (t >= ref) snprintf(buf, len, "%.3f", (double)(t - ref) / 1e6);
+  else snprintf(buf, len, "-%.3f", (double)(ref - t) / 1e6);
+  return buf;
+}
+
+/* Names of set bits, joined by '|', "-" when none. */
+static const char *flag_names(uint32_t f, const char *const *names, unsigned n, char *buf,
+                              size_t len)
+{
+  buf[0] = '\0';
+  for (unsigned i = 0; i < 32; i++) {
+    if (!(f & (1u << i))) continue;
+    size_t k = strlen(buf);
+    if (i < n) snprintf(buf + k, len - k, "%s%s", k ? "|" : "", names[i]);
+    else snprintf(buf + k, len - k, "%sbit%u", k ? "|" : "", i);
+  }
+  if (!buf[0]) snprintf(buf, len, "-");
+  return buf;
+}
+
+static const char *const comm_flags[] = {"init_failed", "destroyed", "aborted", "split", "pending"};
+static const char *const rec_flags[] = {"group", "graph", "profiler", "untracked", "in_call"};
+
+/* "0000000000000abc", or "-" for 0. */
+static const char *hex_or_dash(uint64_t v, char *buf)
+{
+  if (!v) return "-";
+  snprintf(buf, 17, "%016" PRIx64, v);
+  return buf;
+}
+
+static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t ref)
+{
+  const frz_process *p = &d->process;
+  char s1[512], s2[512], b[64];
+  fprintf(o, "file:      %s\n", fd_sanitize(name, strlen(name), s1, sizeof s1));
+  fprintf(o, "format:    frz %u.%u", d->version_major, d->version_minor);
+  if (d->unknown_sections) fprintf(o, " (%u unknown sections skipped)", d->unknown_sections);
+  fputc('\n', o);
+  fprintf(o, "process:   rank %d of %d (local rank %d), pid %u, host \"%s\"\n", p->global_rank,
+          p->world_size, p->local_rank, p->pid, fd_sanitize(p->host, sizeof p->host, s1, sizeof s1));
+  fprintf(o, "job:       \"%s\"\n", fd_sanitize(p->job_id, sizeof p->job_id, s1, sizeof s1));
+  fprintf(o, "nccl:      %s\n", nccl_version(p->nccl_version, b, sizeof b));
+  fprintf(o, "recorder:  %u.%u.%u\n", p->recorder_version / 10000, p->recorder_version % 10000 / 100,
+          p->recorder_version % 100);
+  fprintf(o, "trigger:   %s", frz_trigger_name(p->trigger));
+  if (p->trigger_rank >= 0) fprintf(o, " by rank %d", p->trigger_rank);
+  fd_sanitize(p->trigger_text, sizeof p->trigger_text, s2, sizeof s2);
+  if (s2[0]) fprintf(o, ": \"%s\"", s2);
+  fputc('\n', o);
+  fprintf(o, "frame:     %u", p->frame);
+  if (p->trigger_time_ns && p->frame_time_ns)
+    fprintf(o, ", taken %s ms after the trigger", rel_ms(p->frame_time_ns, p->trigger_time_ns, b, sizeof b));
+  if (p->anchor_realtime_ns && p->frame_time_ns)
+    fprintf(o, ", at %s",
+            utc(p->anchor_realtime_ns + (p->frame_time_ns - p->anchor_monotonic_ns), s1, sizeof s1));
+  fputc('\n', o);
+  fprintf(o, "records:   %llu retained of %llu written, %llu dropped (ring of %u)\n",
+          (unsigned long long)d->nrecords, (unsigned long long)p->records_total,
+          (unsigned long long)p->records_dropped, p->ring_capacity);
+  if (ref)
+    fprintf(o, "times:     ms relative to the %s (monotonic %llu ns)\n",
+            p->trigger_time_ns ? "trigger" : "frame", (unsigned long long)ref);
+  else
+    fputs("times:     ms of CLOCK_MONOTONIC (no trigger or frame time)\n", o);
+}
+
+static void print_comms(FILE *o, const frz_dump *d)
+{
+  char h1[17], h2[17], h3[17], fl[128];
+  fprintf(o, "\ncommunicators: %u\n", d->ncomms);
+  if (!d->ncomms) return;
+  fprintf(o, "  %-16s %-16s %-16s %6s %5s %8s %9s %8s %10s %10s %7s %s\n", "comm_id", "nccl_hash",
+          "parent", "nranks", "rank", "next_seq", "first_ret", "last_enq", "last_start",
+          "last_compl", "dropped", "flags");
+  for (uint32_t i = 0; i < d->ncomms; i++) {
+    const frz_comm *c = &d->comms[i];
+    snprintf(h1, sizeof h1, "%016" PRIx64, c->comm_id);
+    fprintf(o, "  %-16s %-16s %-16s %6d %5d %8llu %9llu %8lld %10lld %10lld %7llu %s", h1,
+            hex_or_dash(c->nccl_comm_hash, h2), hex_or_dash(c->parent_id, h3), c->nranks, c->rank,
+            (unsigned long long)c->next_seq, (unsigned long long)c->first_retained_seq,
+            (long long)c->last_enqueued_seq, (long long)c->last_started_seq,
+            (long long)c->last_completed_seq, (unsigned long long)c->dropped_records,
+            flag_names(c->flags, comm_flags, 5, fl, sizeof fl));
+    if (c->flags & FRZ_CF_SPLIT) fprintf(o, " color=%d key=%d", c->split_color, c->split_key);
+    fputc('\n', o);
+  }
+}
+
+static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
+{
+  char h[17], t1[32], t2[32], t3[32], fl[128], peer[16], res[16];
+  fprintf(o, "\nrecords: %llu\n", (unsigned long long)d->nrecords);
+  if (!d->nrecords) return;
+  fprintf(o, "  %8s %-16s %6s %-13s %-9s %12s %-10s %-6s %5s %6s %12s %12s %12s %6s %s\n", "id",
+          "comm", "seq", "op", "state", "count", "dtype", "redop", "peer", "group", "enqueue",
+          "start", "complete", "result", "flags");
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *r = &d->records[i];
+    unsigned kind = r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
+    int has_seq = kind == FRZ_KIND_COLL || kind == FRZ_KIND_LIFE || kind == FRZ_KIND_P2P;
+    char seq[24];
+    if (has_seq) snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->seq);
+    else snprintf(seq, sizeof seq, "-");
+    if (r->peer >= 0) snprintf(peer, sizeof peer, "%d", r->peer);
+    else snprintf(peer, sizeof peer, "-");
+    if (r->result >= 0) snprintf(res, sizeof res, "%d", r->result);
+    else snprintf(res, sizeof res, "-");
+    char group[24];
+    if (r->group_id) snprintf(group, sizeof group, "%llu", (unsigned long long)r->group_id);
+    else snprintf(group, sizeof group, "-");
+    fprintf(o, "  %8llu %-16s %6s %-13s %-9s %12llu %-10s %-6s %5s %6s %12s %12s %12s %6s %s\n",
+            (unsigned long long)r->id, hex_or_dash(r->comm_id, h), seq, frz_op_name(r->op),
+            frz_state_name(r->state), (unsigned long long)r->count, frz_dtype_name(r->dtype),
+            frz_redop_name(r->redop), peer, group, rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
+            rel_ms(r->t_start_ns, ref, t2, sizeof t2), rel_ms(r->t_complete_ns, ref, t3, sizeof t3),
+            res, flag_names(r->flags, rec_flags, 5, fl, sizeof fl));
+  }
+}
+
+int fd_print_text(FILE *o, const char *name, const frz_dump *d)
+{
+  const frz_process *p = &d->process;
+  uint64_t ref = p->trigger_time_ns ? p->trigger_time_ns : p->frame_time_ns;
+  print_process(o, name, d, ref);
+  print_comms(o, d);
+  print_records(o, d, ref);
+  return ferror(o) ? -1 : 0;
+}

@@ -1,0 +1,120 @@
+/* comms.c — the communicator registry.
+ *
+ * Entries live in a fixed append-only array (so dumps can list every comm,
+ * destroyed ones too); an open-addressing index maps live ncclComm_t handles
+ * to entries.  Adding takes a mutex (init path only); lookup is lock-free.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "identity.h"
+#include "recorder.h"
+
+#define INDEX_SIZE (FR_MAX_COMMS * 2) /* power of two */
+#define SLOT_EMPTY ((uintptr_t)0)
+#define SLOT_GONE ((uintptr_t)1)
+
+static fr_comm comms[FR_MAX_COMMS];
+static _Atomic uint32_t ncomms;
+/* index: key = handle (or EMPTY/GONE), value = entry number + 1 */
+static _Atomic uintptr_t index_key[INDEX_SIZE];
+static _Atomic uint32_t index_val[INDEX_SIZE];
+static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t slot_of(uintptr_t handle) {
+  return (uint32_t)(fr_hash_finish(handle) & (INDEX_SIZE - 1));
+}
+
+fr_comm *fr_comm_add(uintptr_t handle, uint64_t comm_id, uint64_t parent_id, int nranks,
+                     int rank, uint32_t flags) {
+  fr_comm *c = NULL;
+  pthread_mutex_lock(&add_lock);
+  uint32_t n = atomic_load(&ncomms);
+  if (n >= FR_MAX_COMMS) goto out;
+  c = &comms[n];
+  memset(c, 0, sizeof *c);
+  c->handle = handle;
+  c->comm_id = comm_id;
+  c->parent_id = parent_id;
+  c->nranks = nranks;
+  c->rank = rank;
+  c->split_color = -1;
+  c->split_key = -1;
+  c->cuda_device = -1;
+  atomic_store(&c->flags, flags);
+  if (nranks > 0 && nranks <= (1 << 24)) c->p2p_seq = calloc((size_t)nranks * 2, sizeof *c->p2p_seq);
+  if (handle > SLOT_GONE) {
+    uint32_t i = slot_of(handle);
+    for (uint32_t probe = 0; probe < INDEX_SIZE; probe++, i = (i + 1) & (INDEX_SIZE - 1)) {
+      uintptr_t k = atomic_load(&index_key[i]);
+      if (k == SLOT_EMPTY || k == SLOT_GONE || k == handle) {
+        atomic_store(&index_val[i], n + 1);
+        atomic_store_explicit(&index_key[i], handle, memory_order_release);
+        break;
+      }
+    }
+  }
+  atomic_store_explicit(&ncomms, n + 1, memory_order_release);
+out:
+  pthread_mutex_unlock(&add_lock);
+  return c;
+}
+
+fr_comm *fr_comm_find(uintptr_t handle) {
+  if (handle <= SLOT_GONE) return NULL;
+  uint32_t i = slot_of(handle);
+  for (uint32_t probe = 0; probe < INDEX_SIZE; probe++, i = (i + 1) & (INDEX_SIZE - 1)) {
+    uintptr_t k = atomic_load_explicit(&index_key[i], memory_order_acquire);
+    if (k == handle) {
+      uint32_t v = atomic_load_explicit(&index_val[i], memory_order_relaxed);
+      return v ? &comms[v - 1] : NULL;
+    }
+    if (k == SLOT_EMPTY) return NULL;
+  }
+  return NULL;
+}
+
+/* The resolved real ncclCommCount / ncclCommUserRank, for comms we did not
+ * see being created (e.g. by CommInitAll, passed through). */
+typedef ncclResult_t (*comm_int_fn)(const ncclComm_t, int *);
+
+fr_comm *fr_comm_get(uintptr_t handle) {
+  fr_comm *c = fr_comm_find(handle);
+  if (FR_LIKELY(c != NULL) || handle <= SLOT_GONE) return c;
+  int nranks = -1, rank = -1;
+  comm_int_fn count = (comm_int_fn)fr_resolve("pncclCommCount", "ncclCommCount");
+  comm_int_fn urank = (comm_int_fn)fr_resolve("pncclCommUserRank", "ncclCommUserRank");
+  if (count && count((ncclComm_t)handle, &nranks) != ncclSuccess) nranks = -1;
+  if (urank && urank((ncclComm_t)handle, &rank) != ncclSuccess) rank = -1;
+  /* No consistent identity is possible: hash the handle with our pid. */
+  uint64_t id = fr_hash_finish(fr_hash_u64(fr_hash_u64(FR_HASH_SEED, handle), fr_g.proc.pid));
+  fr_on_first_comm();
+  return fr_comm_add(handle, id, 0, nranks, rank, FRZ_CF_UNKNOWN_ID);
+}
+
+void fr_comm_retire(fr_comm *c, uint32_t flag) {
+  atomic_fetch_or(&c->flags, flag);
+  pthread_mutex_lock(&add_lock);
+  uint32_t i = slot_of(c->handle);
+  for (uint32_t probe = 0; probe < INDEX_SIZE; probe++, i = (i + 1) & (INDEX_SIZE - 1)) {
+    uintptr_t k = atomic_load(&index_key[i]);
+    if (k == SLOT_EMPTY) break;
+    if (k == c->handle && &comms[atomic_load(&index_val[i]) - 1] == c) {
+      atomic_store(&index_key[i], SLOT_GONE);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&add_lock);
+}
+
+uint32_t fr_comm_count(void) { return atomic_load_explicit(&ncomms, memory_order_acquire); }
+
+fr_comm *fr_comm_at(uint32_t i) { return i < fr_comm_count() ? &comms[i] : NULL; }
+
+/* After fork, in the child: forget everything (the child stays inert). */
+void fr_comms_reset(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&add_lock, &fresh, sizeof fresh);
+  atomic_store(&ncomms, 0);
+}

@@ -1,0 +1,81 @@
+/* config.c — the FR_* environment variables, validated once at load.
+ * A bad value is reported in one line and replaced by its default; it never
+ * stops the job.  librecorder(7) documents every variable. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "identity.h"
+#include "recorder.h"
+
+/* Parse FR_<name> as an unsigned integer in [lo, hi]; default on error. */
+static uint32_t env_uint(const char *name, uint32_t def, uint32_t lo, uint32_t hi) {
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  char *end;
+  errno = 0;
+  unsigned long x = strtoul(v, &end, 10);
+  if (errno || *end || v[0] == '-' || x < lo || x > hi) {
+    fr_log("%s=\"%.40s\" is not a whole number in [%u, %u]; using %u", name, v, lo, hi, def);
+    return def;
+  }
+  return (uint32_t)x;
+}
+
+/* Parse FR_<name> as a boolean (1/0, yes/no, on/off, true/false). */
+static int env_bool(const char *name, int def) {
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcasecmp(v, "true"))
+    return 1;
+  if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcasecmp(v, "false"))
+    return 0;
+  fr_log("%s=\"%.40s\" is not a boolean (1/0); using %d", name, v, def);
+  return def;
+}
+
+/* FR_DUMP_SIGNAL: a number or a name like SIGUSR2/USR2; "0"/"none" = off. */
+static int env_signal(const char *name, int def) {
+  static const struct { const char *n; int s; } names[] = {
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"URG", SIGURG},
+      {"PWR", SIGPWR},   {"WINCH", SIGWINCH}};
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  if (!strcasecmp(v, "none")) return 0;
+  const char *s = strncasecmp(v, "SIG", 3) == 0 ? v + 3 : v;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcasecmp(s, names[i].n)) return names[i].s;
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (*end == '\0' && (x == 0 || (x > 0 && x < NSIG && x != SIGKILL && x != SIGSTOP &&
+                                  x != SIGSEGV && x != SIGBUS && x != SIGFPE && x != SIGILL)))
+    return (int)x;
+  fr_log("%s=\"%.40s\" is not a usable signal; using %d", name, v, def);
+  return def;
+}
+
+void fr_config_load(fr_config *c) {
+  memset(c, 0, sizeof *c);
+  c->quiet = env_bool("FR_QUIET", 0);
+  c->disable = env_bool("FR_DISABLE", 0);
+  const char *d = getenv("FR_DUMP_DIR");
+  if (d && *d && strlen(d) < sizeof c->dump_dir) {
+    strcpy(c->dump_dir, d);
+  } else {
+    if (d && *d) fr_log("FR_DUMP_DIR is longer than %zu bytes; using ./flightrec-dumps",
+                        sizeof c->dump_dir - 1);
+    strcpy(c->dump_dir, "flightrec-dumps");
+  }
+  c->buffer_entries = env_uint("FR_BUFFER_ENTRIES", 16384, 16, 1u << 24);
+  c->timeout_sec = env_uint("FR_TIMEOUT_SEC", 60, 0, 86400 * 7);
+  c->poll_ms = env_uint("FR_POLL_MS", 100, 1, 60000);
+  c->frame_interval_sec = env_uint("FR_FRAME_INTERVAL_SEC", 10, 1, 86400);
+  c->max_frames = env_uint("FR_MAX_FRAMES", 3, 1, 1000);
+  c->track_completion = env_bool("FR_TRACK_COMPLETION", 1);
+  c->dump_signal = env_signal("FR_DUMP_SIGNAL", SIGUSR2);
+  c->dump_on_exit = env_bool("FR_DUMP_ON_EXIT", 0);
+  c->trigger_file = env_bool("FR_TRIGGER_FILE", 1);
+  fr_env_job_id(c->job_id, sizeof c->job_id);
+}

@@ -1,0 +1,203 @@
+/* dump.c — one snapshot of this process to FR_DUMP_DIR, and the shared
+ * trigger file.
+ *
+ * A dump is written to a temporary name in the dump directory, fsync'd and
+ * renamed (frz_write_file_atomic), so readers never see a partial file under
+ * the final name `<job>-r<rank:05>-f<frame:04>.frz`.  The directory is
+ * created 0700, files are 0600, and neither the directory's nor the file's
+ * last component is followed through a symlink.  On failure one line goes to
+ * stderr and the job carries on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "identity.h"
+#include "recorder.h"
+
+#define TRIGGER_NAME "TRIGGER"
+#define TRIGGER_MAX 512
+
+static frz_record *snap;   /* capacity records, allocated at first dump */
+static frz_comm *csnap;    /* FR_MAX_COMMS comms */
+static int failed_once;
+
+/* Create the dump directory (0700) if needed; refuse a symlink. */
+static int ensure_dir(const char *dir) {
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -1;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  close(fd);
+  return 0;
+}
+
+/* Per-comm summary from the retained records (one pass, comm lookup by id). */
+static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
+  uint32_t nc = fr_comm_count();
+  for (uint32_t i = 0; i < nc; i++) {
+    fr_comm *c = fr_comm_at(i);
+    frz_comm *o = &csnap[i];
+    memset(o, 0, sizeof *o);
+    o->comm_id = c->comm_id;
+    o->nccl_comm_hash = c->nccl_hash;
+    o->parent_id = c->parent_id;
+    o->handle = c->handle;
+    o->nranks = c->nranks;
+    o->rank = c->rank;
+    o->split_color = c->split_color;
+    o->split_key = c->split_key;
+    o->flags = atomic_load(&c->flags);
+    o->cuda_device = c->cuda_device;
+    o->next_seq = atomic_load(&c->next_seq);
+    o->first_retained_seq = o->next_seq;
+    o->last_enqueued_seq = (int64_t)o->next_seq - 1;
+    o->last_started_seq = -1;
+    o->last_completed_seq = INT64_MAX; /* lowered below: min incomplete seq - 1 */
+    o->dropped_records = atomic_load(&c->nrecords);
+  }
+  /* comm ids are few: a small open-addressing map id -> index */
+  uint32_t msize = 16;
+  while (msize < nc * 2) msize <<= 1;
+  uint32_t *map = calloc(msize, sizeof *map);
+  if (!map) return 0;
+  for (uint32_t i = 0; i < nc; i++) {
+    uint32_t h = (uint32_t)csnap[i].comm_id & (msize - 1);
+    while (map[h]) h = (h + 1) & (msize - 1);
+    map[h] = i + 1;
+  }
+  for (uint64_t k = 0; k < n; k++) {
+    const frz_record *r = &recs[k];
+    if (!r->comm_id) continue;
+    uint32_t h = (uint32_t)r->comm_id & (msize - 1), idx = 0;
+    while (map[h]) {
+      if (csnap[map[h] - 1].comm_id == r->comm_id) {
+        idx = map[h];
+        break;
+      }
+      h = (h + 1) & (msize - 1);
+    }
+    if (!idx) continue;
+    frz_comm *o = &csnap[idx - 1];
+    if (o->dropped_records) o->dropped_records--;
+    if (r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_LIFE) continue;
+    if (r->seq < o->first_retained_seq) o->first_retained_seq = r->seq;
+    if (r->state >= FRZ_STATE_STARTED && r->state != FRZ_STATE_FAILED &&
+        (int64_t)r->seq > o->last_started_seq)
+      o->last_started_seq = (int64_t)r->seq;
+    int done = r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED;
+    if (!done && (int64_t)r->seq - 1 < o->last_completed_seq)
+      o->last_completed_seq = (int64_t)r->seq - 1;
+  }
+  for (uint32_t i = 0; i < nc; i++)
+    if (csnap[i].last_completed_seq == INT64_MAX) csnap[i].last_completed_seq = csnap[i].last_enqueued_seq;
+  free(map);
+  return nc;
+}
+
+int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int trigger_rank,
+                  const char *trigger_text) {
+  pthread_mutex_lock(&fr_g.dump_lock);
+  int rc = -1;
+  void *buf = NULL;
+  size_t len = 0;
+  frz_error err;
+  if (!snap) snap = malloc(fr_g.ring.capacity * sizeof *snap);
+  if (!csnap) csnap = malloc(FR_MAX_COMMS * sizeof *csnap);
+  if (!snap || !csnap) {
+    snprintf(err.msg, sizeof err.msg, "out of memory");
+    goto out;
+  }
+  uint64_t first = 0;
+  uint64_t n = fr_ring_snapshot(&fr_g.ring, snap, &first);
+  for (uint64_t k = 0; k < n; k++) /* unstamped records were cut short by the dump */
+    if (snap[k].result == -1) snap[k].flags |= FRZ_RF_IN_CALL;
+  uint32_t nc = summarize_comms(snap, n);
+  frz_process p = fr_g.proc;
+  p.anchor_monotonic_ns = fr_now_ns();
+  p.anchor_realtime_ns = fr_realtime_ns();
+  p.trigger = (uint32_t)trigger;
+  p.frame = frame;
+  p.frame_time_ns = p.anchor_monotonic_ns;
+  p.trigger_time_ns = trigger_time_ns;
+  p.trigger_rank = trigger_rank;
+  p.records_total = atomic_load(&fr_g.ring.head);
+  p.records_dropped = p.records_total - n;
+  snprintf(p.trigger_text, sizeof p.trigger_text, "%s", trigger_text ? trigger_text : "");
+  if (!p.job_id[0] && nc > 0)
+    snprintf(p.job_id, sizeof p.job_id, "%016llx", (unsigned long long)csnap[0].comm_id);
+  if (frz_encode(&p, csnap, nc, snap, n, 3, &buf, &len, &err) != FRZ_OK) goto out;
+  if (ensure_dir(fr_g.cfg.dump_dir) != 0) {
+    snprintf(err.msg, sizeof err.msg, "%.300s: cannot create or open the dump directory: %s",
+             fr_g.cfg.dump_dir, strerror(errno));
+    goto out;
+  }
+  char name[160];
+  frz_dump_filename(name, sizeof name, p.job_id[0] ? p.job_id : "job", p.global_rank, p.pid, frame);
+  if (frz_write_file_atomic(fr_g.cfg.dump_dir, name, buf, len, &err) != FRZ_OK) goto out;
+  rc = 0;
+out:
+  if (rc != 0 && !failed_once) {
+    failed_once = 1;
+    fr_log("dump failed: %s (the job continues)", err.msg);
+  }
+  free(buf);
+  pthread_mutex_unlock(&fr_g.dump_lock);
+  return rc;
+}
+
+int fr_trigger_file_create(const char *reason) {
+  char path[600], tmp[640], line[TRIGGER_MAX];
+  if (ensure_dir(fr_g.cfg.dump_dir) != 0) return -1;
+  snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
+  snprintf(tmp, sizeof tmp, "%s/.TRIGGER.tmp.%u", fr_g.cfg.dump_dir, (unsigned)getpid());
+  char clean[201];
+  size_t k = 0;
+  for (const char *s = reason ? reason : ""; *s && k < sizeof clean - 1; s++)
+    clean[k++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+  clean[k] = '\0';
+  int n = snprintf(line, sizeof line, "flightrec-trigger v1 rank=%d time_ns=%llu reason=%s\n",
+                   fr_g.proc.global_rank, (unsigned long long)fr_realtime_ns(), clean);
+  if (n < 0) return -1;
+  if ((size_t)n >= sizeof line) n = sizeof line - 1;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  int ok = write(fd, line, (size_t)n) == n;
+  close(fd);
+  /* link() never replaces an existing trigger: the first one wins */
+  if (ok && link(tmp, path) != 0 && errno != EEXIST) ok = 0;
+  unlink(tmp);
+  return ok ? 0 : -1;
+}
+
+int fr_trigger_file_seen(int *rank, char *text, size_t textlen) {
+  char path[600], buf[TRIGGER_MAX + 1];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
+  if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+  uint64_t mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec;
+  if (mtime + 1000000000ull < fr_g.start_realtime_ns) return 0; /* left by an earlier job */
+  *rank = -1;
+  snprintf(text, textlen, "trigger file");
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, buf, TRIGGER_MAX);
+  close(fd);
+  if (n <= 0) return 1;
+  buf[n] = '\0';
+  if (strncmp(buf, "flightrec-trigger v1 ", 21) != 0) return 1; /* garbage: still a trigger */
+  const char *r = strstr(buf, " rank=");
+  if (r) *rank = atoi(r + 6);
+  const char *why = strstr(buf, " reason=");
+  if (why) {
+    why += 8;
+    size_t k = 0;
+    for (; why[k] && why[k] != '\n' && k + 1 < textlen; k++)
+      text[k] = (why[k] >= 0x20 && why[k] < 0x7f) ? why[k] : '?';
+    text[k] = '\0';
+  }
+  return 1;
+}

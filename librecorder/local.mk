@@ -1,0 +1,20 @@
+# librecorder/: the in-process recorder, preloaded into every rank.
+pkglib_LTLIBRARIES += librecorder/librecorder.la
+librecorder_librecorder_la_SOURCES = \
+	librecorder/nccl/fr_nccl.h librecorder/nccl/fr_cuda.h librecorder/nccl/nccl_api.def \
+	librecorder/recorder.h librecorder/log.c librecorder/config.c \
+	librecorder/identity.h librecorder/identity.c \
+	librecorder/ring.h librecorder/ring.c \
+	librecorder/comms.c librecorder/cuda_events.c librecorder/wrappers.c \
+	librecorder/lifecycle.c librecorder/watchdog.c librecorder/dump.c \
+	librecorder/recorder.c
+librecorder_librecorder_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(PTHREAD_CFLAGS)
+librecorder_librecorder_la_LIBADD = formats/libfrz.la $(PTHREAD_LIBS) $(RT_LIBS)
+librecorder_librecorder_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \
+	-export-symbols-regex '^nccl'
+
+bin_SCRIPTS += librecorder/fr-record
+CLEANFILES += librecorder/fr-record
+EXTRA_DIST += librecorder/fr-record.in
+librecorder/fr-record: librecorder/fr-record.in Makefile
+	$(AM_V_GEN)mkdir -p librecorder && sed -e 's|@pkglibdir[@]|$(pkglibdir)|g' -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' $(srcdir)/librecorder/fr-record.in > $@ && chmod +x $@

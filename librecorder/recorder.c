@@ -1,0 +1,147 @@
+/* recorder.c — load-time set-up of librecorder.so, the fork-child reset,
+ * exit handling, clocks and resolution of the real NCCL functions.
+ *
+ * The constructor only reads the environment and allocates the ring; it
+ * prints nothing and starts no thread.  The watchdog starts when the process
+ * first creates a communicator, so processes that never use NCCL (a shell,
+ * a data-loader worker) see nothing of the recorder.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "identity.h"
+#include "recorder.h"
+
+fr_global fr_g = {.dump_lock = PTHREAD_MUTEX_INITIALIZER, .wake_pipe = {-1, -1}};
+
+uint64_t fr_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+uint64_t fr_realtime_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* dl_iterate_phdr callback: the first loaded object whose path names NCCL. */
+static int find_nccl_object(struct dl_phdr_info *info, size_t size, void *out) {
+  (void)size;
+  const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+  base = base ? base + 1 : info->dlpi_name;
+  if (!base || strncmp(base, "libnccl", 7) != 0) return 0;
+  void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (h && dlsym(h, "pncclGetVersion")) {
+    *(void **)out = h;
+    return 1;
+  }
+  return 0;
+}
+
+/* NCCL loaded in a local scope (a Python extension dlopen()ed with
+ * RTLD_LOCAL, as PyTorch's libtorch_cuda.so is) is not found by
+ * dlsym(RTLD_NEXT): look for the loaded library itself. */
+static void *loaded_nccl(void) {
+  static void *_Atomic handle;
+  void *h = atomic_load(&handle);
+  if (h) return h;
+  h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) h = dlopen("libnccl.so", RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) dl_iterate_phdr(find_nccl_object, &h);
+  if (h) atomic_store(&handle, h);
+  return h;
+}
+
+void *fr_resolve(const char *pname, const char *name) {
+  void *p = dlsym(RTLD_NEXT, pname);
+  if (!p) p = dlsym(RTLD_NEXT, name);
+  if (p) return p;
+  void *h = loaded_nccl();
+  if (!h) return NULL;
+  p = dlsym(h, pname);
+  if (!p) p = dlsym(h, name);
+  return p;
+}
+
+void fr_note_missing(const char *name) {
+  static _Atomic int said;
+  if (!atomic_exchange(&said, 1))
+    fr_log("%s is not in the loaded NCCL (too old, or NCCL not loaded); returning ncclInvalidUsage",
+           name);
+}
+
+void fr_request_dump(int trigger) {
+  int expect = 0;
+  atomic_compare_exchange_strong(&fr_g.dump_request, &expect, trigger);
+  if (fr_g.wake_pipe[1] >= 0) {
+    ssize_t w = write(fr_g.wake_pipe[1], "d", 1);
+    (void)w;
+  }
+}
+
+/* NCCL's version code through the real ncclGetVersion; 0 when unknown. */
+static int32_t nccl_version(void) {
+  typedef ncclResult_t (*ver_fn)(int *);
+  ver_fn f = (ver_fn)fr_resolve("pncclGetVersion", "ncclGetVersion");
+  int v = 0;
+  if (!f || f(&v) != ncclSuccess) return 0;
+  return v;
+}
+
+void fr_on_first_comm(void) {
+  static _Atomic int done;
+  if (atomic_exchange(&done, 1)) return;
+  atomic_store(&fr_g.log_ready, 1);
+  fr_log_flush();
+  fr_g.proc.nccl_version = nccl_version();
+  if (fr_g.cfg.track_completion && fr_cuda_init() != 0)
+    fr_log("libcuda.so.1 not usable: completion is not tracked, ops stay 'enqueued'");
+  fr_watchdog_start();
+}
+
+/* In a forked child: no watchdog thread exists there; stay inert. */
+static void child_after_fork(void) {
+  atomic_store(&fr_g.enabled, 0);
+  atomic_store(&fr_g.watchdog_started, 1); /* never start one */
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&fr_g.dump_lock, &fresh, sizeof fresh);
+  fr_comms_reset();
+}
+
+static void at_exit_dump(void) {
+  if (!atomic_load(&fr_g.enabled) || fr_comm_count() == 0) return;
+  fr_dump_write(FRZ_TRIGGER_EXIT, atomic_fetch_add(&fr_g.next_frame, 1), fr_now_ns(),
+                fr_g.proc.global_rank, "process exit");
+}
+
+__attribute__((constructor)) static void fr_load(void) {
+  fr_g.proc.pid = (uint32_t)getpid();
+  fr_g.proc.global_rank = fr_env_global_rank();
+  fr_config_load(&fr_g.cfg);
+  if (fr_g.cfg.disable) return;
+  if (fr_ring_init(&fr_g.ring, fr_g.cfg.buffer_entries) != 0) return;
+  frz_process *p = &fr_g.proc;
+  p->world_size = fr_env_world_size();
+  p->local_rank = fr_env_local_rank();
+  if (gethostname(p->host, sizeof p->host - 1) != 0) strcpy(p->host, "unknown");
+  memcpy(p->job_id, fr_g.cfg.job_id, sizeof p->job_id);
+  p->recorder_version = FR_RECORDER_VERSION;
+  p->ring_capacity = (uint32_t)fr_g.ring.capacity;
+  p->trigger_rank = -1;
+  fr_g.start_realtime_ns = fr_realtime_ns();
+  if (pipe2(fr_g.wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fr_g.wake_pipe[0] = fr_g.wake_pipe[1] = -1;
+  pthread_atfork(NULL, NULL, child_after_fork);
+  if (fr_g.cfg.dump_on_exit) atexit(at_exit_dump);
+  fr_g.initialized = 1;
+  atomic_store(&fr_g.enabled, 1);
+}
+
+__attribute__((destructor)) static void fr_unload(void) { fr_watchdog_stop(); }

@@ -1,0 +1,156 @@
+/* recorder.h — internal interfaces of librecorder.so (not installed).
+ *
+ * Threads: the application's threads run the wrappers (hot path: no malloc,
+ * no lock, no syscall besides the vDSO clock); one watchdog thread per
+ * process polls completion, detects hangs, watches the trigger file and
+ * writes dumps.  Everything that can fail internally makes the recorder go
+ * quiet (fr_g.enabled = 0) and the wrappers pass calls straight through.
+ */
+#ifndef FR_RECORDER_H
+#define FR_RECORDER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "fr_cuda.h"
+#include "fr_nccl.h"
+#include "frz.h"
+#include "ring.h"
+
+#define FR_HIDDEN __attribute__((visibility("hidden")))
+#define FR_EXPORT __attribute__((visibility("default")))
+#define FR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- configuration (config.c), read once from FR_* variables ---------- */
+typedef struct fr_config {
+  int disable;                 /* FR_DISABLE=1: everything off */
+  char dump_dir[512];          /* FR_DUMP_DIR (default ./flightrec-dumps) */
+  uint32_t buffer_entries;     /* FR_BUFFER_ENTRIES, power of two (default 16384) */
+  uint32_t timeout_sec;        /* FR_TIMEOUT_SEC (default 60); 0 = no own timeout */
+  uint32_t poll_ms;            /* FR_POLL_MS (default 100) */
+  uint32_t frame_interval_sec; /* FR_FRAME_INTERVAL_SEC (default 10) */
+  uint32_t max_frames;         /* FR_MAX_FRAMES (default 3) */
+  int track_completion;        /* FR_TRACK_COMPLETION (default 1) */
+  int dump_signal;             /* FR_DUMP_SIGNAL (default SIGUSR2; 0 = none) */
+  int dump_on_exit;            /* FR_DUMP_ON_EXIT (default 0) */
+  int trigger_file;            /* FR_TRIGGER_FILE (default 1): write/watch DIR/TRIGGER */
+  int quiet;                   /* FR_QUIET=1: no messages on stderr */
+  char job_id[FRZ_JOB_MAX];    /* FR_JOB_ID / SLURM_JOB_ID / TORCHELASTIC_RUN_ID */
+} fr_config;
+
+FR_HIDDEN void fr_config_load(fr_config *c);
+
+/* ---- logging (log.c): one line to stderr, never recursing into us ---- */
+FR_HIDDEN void fr_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+FR_HIDDEN void fr_log_flush(void);
+
+/* ---- communicators (comms.c) ----------------------------------------- */
+#define FR_MAX_COMMS 4096
+
+typedef struct fr_comm {
+  uintptr_t handle;            /* ncclComm_t (0 for failed inits) */
+  uint64_t comm_id, parent_id, nccl_hash;
+  int32_t nranks, rank, split_color, split_key, cuda_device;
+  _Atomic uint32_t flags;      /* FRZ_CF_* */
+  _Atomic uint64_t next_seq;   /* next collective seq */
+  _Atomic uint64_t nsplits;    /* splits made from this comm so far */
+  _Atomic uint64_t nrecords;   /* records written for this comm */
+  _Atomic uint64_t *p2p_seq;   /* [peer * 2 + dir-1]: next p2p seq, nranks*2 */
+} fr_comm;
+
+/* Register a comm (init path, takes a lock).  NULL when the table is full. */
+FR_HIDDEN fr_comm *fr_comm_add(uintptr_t handle, uint64_t comm_id, uint64_t parent_id,
+                               int nranks, int rank, uint32_t flags);
+/* Lock-free lookup by handle (hot path); NULL if unknown or destroyed. */
+FR_HIDDEN fr_comm *fr_comm_find(uintptr_t handle);
+/* Find, or register a comm created behind our back (pass-through init). */
+FR_HIDDEN fr_comm *fr_comm_get(uintptr_t handle);
+/* Forget the handle (destroy/abort); the entry stays for dumps. */
+FR_HIDDEN void fr_comm_retire(fr_comm *c, uint32_t flag);
+/* Number of registered comms and the i-th one (dump path). */
+FR_HIDDEN uint32_t fr_comm_count(void);
+FR_HIDDEN fr_comm *fr_comm_at(uint32_t i);
+FR_HIDDEN void fr_comms_reset(void);
+
+/* ---- completion tracking with CUDA driver events (cuda_events.c) ------ */
+FR_HIDDEN int fr_cuda_init(void);       /* dlopen libcuda.so.1; 0 ok */
+FR_HIDDEN int fr_cuda_available(void);
+/* Is `stream` being captured into a CUDA graph?  1 yes, 0 no/unknown. */
+FR_HIDDEN int fr_cuda_capturing(cudaStream_t stream);
+/* Record the slot's start (which=0) or end (1) event on `stream`.  0 ok. */
+FR_HIDDEN int fr_cuda_mark(fr_slot *s, int which, cudaStream_t stream);
+/* Query the slot's event: 1 passed, 0 not yet, -1 error. */
+FR_HIDDEN int fr_cuda_passed(fr_slot *s, int which);
+
+/* ---- global state (recorder.c) ---------------------------------------- */
+typedef struct fr_global {
+  _Atomic int enabled;         /* 0: pass everything through */
+  int initialized;
+  fr_config cfg;
+  fr_ring ring;
+  frz_process proc;            /* identity part filled at init */
+  _Atomic uint64_t group_ids;  /* last group id handed out */
+  _Atomic int dump_request;    /* a frz_trigger asked for by a wrapper or signal */
+  int wake_pipe[2];            /* signal handler -> watchdog */
+  pthread_t watchdog;
+  _Atomic int watchdog_started;
+  _Atomic int stopping;
+  pthread_mutex_t dump_lock;
+  uint64_t start_realtime_ns;  /* process start, to ignore stale trigger files */
+  _Atomic uint32_t next_frame;  /* frame number of the next dump of this process */
+  _Atomic int log_ready;       /* 0: messages are held until NCCL is first used */
+} fr_global;
+
+FR_HIDDEN extern fr_global fr_g;
+
+FR_HIDDEN uint64_t fr_now_ns(void);          /* CLOCK_MONOTONIC */
+FR_HIDDEN uint64_t fr_realtime_ns(void);     /* CLOCK_REALTIME */
+FR_HIDDEN uint32_t fr_gettid(void);
+/* First use of NCCL in this process: start the watchdog etc.  Idempotent. */
+FR_HIDDEN void fr_on_first_comm(void);
+/* Ask the watchdog to dump soon (async-signal-safe). */
+FR_HIDDEN void fr_request_dump(int trigger);
+/* Resolve the real NCCL function: pnccl<name>, then nccl<name>. */
+FR_HIDDEN void *fr_resolve(const char *pname, const char *name);
+FR_HIDDEN void fr_note_missing(const char *name);
+
+/* ---- recording (wrappers.c) ------------------------------------------- */
+/* Fill a new record for a call on comm `c` and return its slot; NULL when
+ * not recording.  The wrapper then calls NCCL and fr_rec_end(). */
+FR_HIDDEN fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq,
+                                uint64_t count, int dtype, int redop, int peer, int dir,
+                                cudaStream_t stream, void *call_site, uint64_t *id_out);
+FR_HIDDEN void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r);
+/* Events around a single NCCL call outside a group. */
+FR_HIDDEN void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream);
+FR_HIDDEN void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r);
+
+/* Per-thread group state (lifecycle.c) */
+FR_HIDDEN int fr_group_depth(void);
+FR_HIDDEN uint64_t fr_group_id(void);
+FR_HIDDEN void fr_group_defer(fr_slot *s, uint64_t id, cudaStream_t stream);
+
+/* The real NCCL functions of the hand-written wrappers (lifecycle.c):
+ * fr_real_<Name>() resolves once and returns NULL if NCCL lacks it. */
+#define FR_CALL(code, Name, params, args) \
+  typedef ncclResult_t (*fr_##Name##_fn) params; FR_HIDDEN fr_##Name##_fn fr_real_##Name(void);
+#include "nccl_api.def"
+
+/* Re-entrancy guard: nonzero while this thread is inside one of our wrappers. */
+extern __thread int fr_in_wrapper __attribute__((tls_model("initial-exec")));
+
+/* ---- watchdog and dumps ------------------------------------------------ */
+FR_HIDDEN int fr_watchdog_start(void);
+FR_HIDDEN void fr_watchdog_stop(void);
+/* Write one dump now.  Returns 0 on success. */
+FR_HIDDEN int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns,
+                            int trigger_rank, const char *trigger_text);
+/* Create DIR/TRIGGER unless it exists (no overwrite).  0 ok/exists. */
+FR_HIDDEN int fr_trigger_file_create(const char *reason);
+/* Has a fresh trigger file appeared?  Fills rank/text when yes. */
+FR_HIDDEN int fr_trigger_file_seen(int *rank, char *text, size_t textlen);
+
+#endif /* FR_RECORDER_H */

@@ -1,0 +1,51 @@
+/* ring.h — the recorder's lock-free ring of fixed-size records.
+ *
+ * Shape: `capacity` slots (a power of two), each holding one frz_record plus
+ * the two CUDA events used to track it.  Writers (any application thread)
+ * claim the next record id with one atomic add; slot = id & (capacity-1).
+ * A slot's `ver` says what it holds: 0 empty, 2*id+1 being written,
+ * 2*id+2 holding record `id`.  Readers (the watchdog's dump) copy a slot and
+ * keep the copy only if `ver` is the same before and after: a record being
+ * overwritten is dropped, never torn.  No locks, no allocation after init.
+ */
+#ifndef FR_RING_H
+#define FR_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fr_cuda.h"
+#include "frz.h"
+
+typedef struct fr_slot {
+  _Atomic uint64_t ver;
+  frz_record rec;              /* state/result/times: accessed with __atomic */
+  CUevent ev[2];               /* start, end; created lazily, owned by the slot */
+  CUcontext ev_ctx;            /* context the events belong to */
+  _Atomic uint8_t ev_armed;    /* bit 0 start recorded, bit 1 end recorded */
+} fr_slot;
+
+typedef struct fr_ring {
+  fr_slot *slots;
+  uint64_t capacity;           /* power of two */
+  uint64_t mask;
+  _Atomic uint64_t head;       /* next record id */
+} fr_ring;
+
+/* Allocate a ring of at least `entries` slots (rounded up to a power of two,
+ * minimum 16).  Returns 0, or -1 when memory is short. */
+int fr_ring_init(fr_ring *r, uint64_t entries);
+void fr_ring_free(fr_ring *r);
+/* Claim a new record: returns its slot with ver = 2*id+1 and *id set.  The
+ * caller fills slot->rec and then calls fr_ring_publish. */
+fr_slot *fr_ring_claim(fr_ring *r, uint64_t *id);
+void fr_ring_publish(fr_slot *s, uint64_t id);
+/* The slot of record `id` if it still holds that published record, else NULL. */
+fr_slot *fr_ring_get(fr_ring *r, uint64_t id);
+/* Copy the published records still in the ring, oldest first, into `out`
+ * (room for r->capacity records).  Returns the number copied; *first_id is
+ * the lowest id still retained (ids below were overwritten). */
+uint64_t fr_ring_snapshot(fr_ring *r, frz_record *out, uint64_t *first_id);
+
+#endif /* FR_RING_H */

@@ -1,0 +1,183 @@
+/* watchdog.c — the recorder's one thread per process.
+ *
+ * Every FR_POLL_MS it: stamps start/completion of tracked ops from their CUDA
+ * events; declares a hang when the oldest incomplete op is older than
+ * FR_TIMEOUT_SEC (and creates the shared trigger file so every rank dumps);
+ * watches the trigger file (once a second: it may sit on a shared
+ * filesystem) and dump requests from the signal handler or ncclCommAbort;
+ * writes frame 0 on a trigger, then a frame every FR_FRAME_INTERVAL_SEC up to
+ * FR_MAX_FRAMES.  It never touches the application's threads.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#define TRIGGER_POLL_NS UINT64_C(1000000000)
+
+/* Progress of tracked records: where the scan resumes, the oldest pending. */
+typedef struct scan_state {
+  uint64_t from;               /* lowest record id that may still be pending */
+  uint64_t oldest_id;          /* oldest pending record (valid if have_oldest) */
+  int have_oldest;
+} scan_state;
+
+/* Stamp start/completion of pending records; find the oldest pending one. */
+static void scan_completion(scan_state *st, uint64_t now) {
+  fr_ring *ring = &fr_g.ring;
+  uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+  if (head > ring->capacity && st->from < head - ring->capacity) st->from = head - ring->capacity;
+  int contiguous = 1;
+  st->have_oldest = 0;
+  for (uint64_t id = st->from; id < head; id++) {
+    fr_slot *s = fr_ring_get(ring, id);
+    if (!s) {
+      uint64_t v = atomic_load_explicit(&ring->slots[id & ring->mask].ver, memory_order_acquire);
+      if (v == 2 * id + 1) contiguous = 0; /* still being written: look again */
+      if (contiguous) st->from = id + 1;
+      continue;
+    }
+    frz_record *r = &s->rec;
+    uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+    if (state == FRZ_STATE_ENQUEUED && (flags & FRZ_RF_NO_TRACKING) == 0 &&
+        fr_cuda_passed(s, 0) == 1) {
+      __atomic_store_n(&r->t_start_ns, now, __ATOMIC_RELAXED);
+      state = FRZ_STATE_STARTED;
+    }
+    if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
+      __atomic_store_n(&r->t_complete_ns, now, __ATOMIC_RELAXED);
+      state = FRZ_STATE_COMPLETED;
+    }
+    if (fr_ring_get(ring, id) == s && state != __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != FRZ_STATE_FAILED)
+      __atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+    int done = state == FRZ_STATE_COMPLETED || state == FRZ_STATE_FAILED ||
+               ((flags & FRZ_RF_NO_TRACKING) && !(flags & FRZ_RF_IN_CALL));
+    if (done) {
+      if (contiguous) st->from = id + 1;
+      continue;
+    }
+    contiguous = 0;
+    if (!st->have_oldest) {
+      st->oldest_id = id;
+      st->have_oldest = 1;
+    }
+  }
+  (void)now;
+}
+
+/* Text for a timeout trigger: which op waited how long. */
+static int describe_timeout(uint64_t id, uint64_t now, char *text, size_t len) {
+  fr_slot *s = fr_ring_get(&fr_g.ring, id);
+  if (!s) return 0;
+  const frz_record *r = &s->rec;
+  uint64_t waited = now - r->t_enqueue_ns;
+  if (waited < (uint64_t)fr_g.cfg.timeout_sec * 1000000000ull) return 0;
+  snprintf(text, len, "%s seq %llu on comm %016llx not complete after %.1f s", frz_op_name(r->op),
+           (unsigned long long)r->seq, (unsigned long long)r->comm_id, (double)waited / 1e9);
+  return 1;
+}
+
+static void *watchdog_main(void *arg) {
+  (void)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  prctl(PR_SET_NAME, "fr-watchdog", 0, 0, 0);
+  scan_state st = {0};
+  int triggered = 0, trigger_rank = -1;
+  uint32_t frame = 0;
+  uint64_t trigger_time = 0, next_frame = 0, next_trigger_poll = 0;
+  char text[FRZ_TEXT_MAX] = "";
+  while (!atomic_load(&fr_g.stopping)) {
+    struct pollfd p = {fr_g.wake_pipe[0], POLLIN, 0};
+    if (poll(&p, fr_g.wake_pipe[0] >= 0 ? 1 : 0, (int)fr_g.cfg.poll_ms) > 0) {
+      char buf[64];
+      while (read(fr_g.wake_pipe[0], buf, sizeof buf) > 0) {
+      }
+    }
+    if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed)) continue;
+    uint64_t now = fr_now_ns();
+    scan_completion(&st, now);
+    int trigger = atomic_exchange(&fr_g.dump_request, 0);
+    if (!triggered && !trigger && fr_g.cfg.timeout_sec && st.have_oldest &&
+        describe_timeout(st.oldest_id, now, text, sizeof text)) {
+      trigger = FRZ_TRIGGER_TIMEOUT;
+      trigger_rank = fr_g.proc.global_rank;
+      if (fr_g.cfg.trigger_file) fr_trigger_file_create(text);
+      fr_log("hang: %s; dumping to %s", text, fr_g.cfg.dump_dir);
+    }
+    if (!triggered && !trigger && fr_g.cfg.trigger_file && now >= next_trigger_poll) {
+      next_trigger_poll = now + TRIGGER_POLL_NS;
+      if (fr_trigger_file_seen(&trigger_rank, text, sizeof text)) trigger = FRZ_TRIGGER_FILE;
+    }
+    if (trigger && !triggered) {
+      if (trigger != FRZ_TRIGGER_TIMEOUT && trigger != FRZ_TRIGGER_FILE) {
+        trigger_rank = fr_g.proc.global_rank;
+        snprintf(text, sizeof text, "%s", frz_trigger_name((unsigned)trigger));
+      }
+      triggered = 1;
+      trigger_time = now;
+      fr_dump_write(trigger, atomic_fetch_add(&fr_g.next_frame, 1), trigger_time, trigger_rank, text);
+      frame = 1;
+      next_frame = now + (uint64_t)fr_g.cfg.frame_interval_sec * 1000000000ull;
+    } else if (triggered && frame < fr_g.cfg.max_frames && (now >= next_frame || trigger)) {
+      frame++;
+      fr_dump_write(FRZ_TRIGGER_FRAME, atomic_fetch_add(&fr_g.next_frame, 1), trigger_time,
+                    trigger_rank, text);
+      next_frame = now + (uint64_t)fr_g.cfg.frame_interval_sec * 1000000000ull;
+    }
+  }
+  return NULL;
+}
+
+/* The dump signal's handler: only wakes the watchdog (async-signal-safe). */
+static void on_dump_signal(int sig) {
+  (void)sig;
+  int saved = errno;
+  fr_request_dump(FRZ_TRIGGER_SIGNAL);
+  errno = saved;
+}
+
+/* Install the dump signal handler unless the application has its own. */
+static void install_signal(void) {
+  int sig = fr_g.cfg.dump_signal;
+  if (sig <= 0) return;
+  struct sigaction old;
+  if (sigaction(sig, NULL, &old) != 0) return;
+  if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+    fr_log("signal %d already has a handler; FR_DUMP_SIGNAL not installed", sig);
+    return;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_dump_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+
+int fr_watchdog_start(void) {
+  int expect = 0;
+  if (!atomic_compare_exchange_strong(&fr_g.watchdog_started, &expect, 1)) return 0;
+  install_signal();
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setstacksize(&a, 256 * 1024);
+  int e = pthread_create(&fr_g.watchdog, &a, watchdog_main, NULL);
+  pthread_attr_destroy(&a);
+  if (e != 0) {
+    fr_log("cannot start the watchdog thread (%s); no hang detection", strerror(e));
+    atomic_store(&fr_g.watchdog_started, 0);
+    return -1;
+  }
+  return 0;
+}
+
+void fr_watchdog_stop(void) { atomic_store(&fr_g.stopping, 1); }

@@ -1,0 +1,168 @@
+/* wrappers.c — the NCCL entry points, generated from nccl_api.def.
+ *
+ * Every wrapper: resolve the real function once (pnccl<Name>, else
+ * nccl<Name>), pass straight through when the recorder is off or when this
+ * thread is already inside a wrapper (ncclBcast calls ncclBroadcast), else
+ * fill one ring record, record the start event, call NCCL, record the end
+ * event and the result, and return NCCL's result unchanged.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+__thread int fr_in_wrapper __attribute__((tls_model("initial-exec")));
+static __thread uint32_t tid_cache __attribute__((tls_model("initial-exec")));
+
+uint32_t fr_gettid(void) {
+  if (FR_UNLIKELY(tid_cache == 0)) tid_cache = (uint32_t)gettid();
+  return tid_cache;
+}
+
+fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint64_t count,
+                      int dtype, int redop, int peer, int dir, cudaStream_t stream,
+                      void *call_site, uint64_t *id_out) {
+  uint64_t id;
+  fr_slot *s = fr_ring_claim(&fr_g.ring, &id);
+  frz_record *r = &s->rec;
+  int grouped = fr_group_depth() > 0;
+  r->id = id;
+  r->comm_id = c ? c->comm_id : 0;
+  r->seq = seq;
+  r->count = count;
+  r->stream = (uint64_t)(uintptr_t)stream;
+  r->call_site = (uint64_t)(uintptr_t)call_site;
+  r->group_id = grouped ? fr_group_id() : 0;
+  r->t_enqueue_ns = fr_now_ns();
+  r->t_start_ns = 0;
+  r->t_complete_ns = 0;
+  r->tid = fr_gettid();
+  r->peer = peer;
+  r->op = (uint16_t)op;
+  r->kind = (uint8_t)kind;
+  r->dir = (uint8_t)dir;
+  r->dtype = (dtype < 0 || dtype > 254) ? 255 : (uint8_t)dtype;
+  r->redop = (redop < 0 || redop > 254) ? 255 : (uint8_t)redop;
+  r->state = FRZ_STATE_ENQUEUED;
+  r->reserved0 = 0;
+  r->flags = FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP : 0);
+  r->result = -1;
+  atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
+  if (c) atomic_fetch_add_explicit(&c->nrecords, 1, memory_order_relaxed);
+  fr_ring_publish(s, id);
+  *id_out = id;
+  return s;
+}
+
+void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r) {
+  if (!fr_ring_get(&fr_g.ring, id)) return; /* lapped meanwhile */
+  __atomic_store_n(&s->rec.result, (int32_t)r, __ATOMIC_RELAXED);
+  if (r != ncclSuccess && r != ncclInProgress)
+    __atomic_store_n(&s->rec.state, (uint8_t)FRZ_STATE_FAILED, __ATOMIC_RELEASE);
+  __atomic_and_fetch(&s->rec.flags, ~(uint32_t)FRZ_RF_IN_CALL, __ATOMIC_RELEASE);
+}
+
+static void flag(fr_slot *s, uint32_t f) { __atomic_or_fetch(&s->rec.flags, f, __ATOMIC_RELEASE); }
+
+void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream) {
+  if (!fr_g.cfg.track_completion || !fr_cuda_available()) {
+    flag(s, FRZ_RF_NO_TRACKING);
+  } else if (fr_cuda_capturing(stream)) {
+    flag(s, FRZ_RF_GRAPH_CAPTURED | FRZ_RF_NO_TRACKING);
+  } else if (fr_cuda_mark(s, 0, stream) != 0) {
+    flag(s, FRZ_RF_NO_TRACKING);
+  }
+  (void)id;
+}
+
+void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r) {
+  if (__atomic_load_n(&s->rec.flags, __ATOMIC_ACQUIRE) & FRZ_RF_NO_TRACKING) return;
+  if (r != ncclSuccess && r != ncclInProgress) return; /* failed: nothing was enqueued */
+  if (!fr_ring_get(&fr_g.ring, id)) return;
+  if (fr_cuda_mark(s, 1, stream) != 0) flag(s, FRZ_RF_NO_TRACKING);
+}
+
+/* Events around one call: now, or at the outermost GroupEnd when grouped. */
+static void before_call(fr_slot *s, uint64_t id, cudaStream_t stream) {
+  if (fr_group_depth() > 0)
+    fr_group_defer(s, id, stream);
+  else
+    fr_track_before(s, id, stream);
+}
+
+static void after_call(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r) {
+  if (fr_group_depth() == 0) fr_track_after(s, id, stream, r);
+  fr_rec_end(s, id, r);
+}
+
+/* Load or resolve a real function pointer; NULL when NCCL lacks it. */
+#define FR_REAL_PTR_(Name)                                                          \
+  Name##_fn real = __atomic_load_n(&real_##Name, __ATOMIC_ACQUIRE);                 \
+  if (FR_UNLIKELY(!real)) {                                                         \
+    real = (Name##_fn)fr_resolve("pnccl" #Name, "nccl" #Name);                      \
+    if (!real) {                                                                    \
+      fr_note_missing("nccl" #Name);                                                \
+      return ncclInvalidUsage;                                                      \
+    }                                                                               \
+    __atomic_store_n(&real_##Name, real, __ATOMIC_RELEASE);                         \
+  }
+
+/* One recorded wrapper: RECORD (a statement using `c`) claims the record
+ * of this call on comm `c` and sets `s` and `id`. */
+#define FR_WRAPPER_(Name, params, args, RECORD)                                     \
+  typedef ncclResult_t (*Name##_fn) params;                                         \
+  static Name##_fn real_##Name;                                                     \
+  FR_EXPORT ncclResult_t nccl##Name params {                                        \
+    FR_REAL_PTR_(Name)                                                              \
+    if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) \
+      return real args;                                                             \
+    fr_in_wrapper = 1;                                                              \
+    fr_comm *c = fr_comm_get((uintptr_t)comm);                                      \
+    fr_slot *s = NULL;                                                              \
+    uint64_t id = 0;                                                                \
+    if (c) {                                                                        \
+      RECORD;                                                                       \
+      before_call(s, id, stream);                                                   \
+    }                                                                               \
+    ncclResult_t r = real args;                                                     \
+    if (s) after_call(s, id, stream, r);                                            \
+    fr_in_wrapper = 0;                                                              \
+    return r;                                                                       \
+  }
+
+/* A collective: the comm's next collective seq. */
+#define FR_COLL(code, Name, rec, params, args, cnt, dt, ro, rt)                      \
+  FR_WRAPPER_(Name, params, args,                                                   \
+              s = fr_rec_begin(c, FRZ_OP_##rec, FRZ_KIND_COLL,                      \
+                               atomic_fetch_add_explicit(&c->next_seq, 1, memory_order_relaxed), \
+                               (uint64_t)(cnt), (int)(dt), (int)(ro), (int)(rt),    \
+                               FRZ_DIR_NONE, stream, __builtin_return_address(0), &id))
+
+/* Send/Recv: the next seq of (comm, peer, direction); UINT64_MAX for a peer
+ * outside the comm (NCCL will reject the call). */
+static uint64_t p2p_seq(fr_comm *c, int peer, int dir) {
+  if (!c->p2p_seq || peer < 0 || peer >= c->nranks) return UINT64_MAX;
+  return atomic_fetch_add_explicit(&c->p2p_seq[(size_t)peer * 2 + (size_t)dir - 1], 1,
+                                   memory_order_relaxed);
+}
+
+#define FR_P2P(code, Name, params, args, dir)                                       \
+  FR_WRAPPER_(Name, params, args,                                                   \
+              s = fr_rec_begin(c, FRZ_OP_##Name, FRZ_KIND_P2P, p2p_seq(c, peer, dir), \
+                               (uint64_t)count, (int)datatype, -1, peer, dir, stream, \
+                               __builtin_return_address(0), &id))
+
+/* Resolvers for the hand-written wrappers of lifecycle.c. */
+#define FR_CALL(code, Name, params, args)                                           \
+  static fr_##Name##_fn real_##Name;                                                \
+  fr_##Name##_fn fr_real_##Name(void) {                                             \
+    fr_##Name##_fn p = __atomic_load_n(&real_##Name, __ATOMIC_ACQUIRE);             \
+    if (FR_UNLIKELY(!p)) {                                                          \
+      p = (fr_##Name##_fn)fr_resolve("pnccl" #Name, "nccl" #Name);                  \
+      if (!p) fr_note_missing("nccl" #Name);                                        \
+      __atomic_store_n(&real_##Name, p, __ATOMIC_RELEASE);                          \
+    }                                                                               \
+    return p;                                                                       \
+  }
+
+#include "nccl_api.def"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install what flightrec needs to build and test on Debian/Ubuntu (as root,
+# or with sudo available).  Safe to run again: it installs only what is
+# missing.  Nothing here needs CUDA, NCCL or a GPU.
+set -euo pipefail
+
+packages=(
+  gcc make autoconf automake libtool pkgconf   # build tools
+  libzstd-dev                                  # dump compression
+  libcjson-dev                                 # JSON output
+  libncurses-dev                               # fr-tui (ncursesw)
+  check                                        # unit tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all build and test dependencies are installed"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,180 @@
+#!/bin/sh
+# cli.sh — the command lines of fr-analyze and fr-dump: help and version,
+# exit statuses of usage errors and unusable files, and golden outputs on a
+# deterministic dump set (written by `check_analyze --mkdumps`).
+#
+# Run by `make check` (tests/testenv.sh provides FR_ANALYZE, FR_DUMP, ...).
+# FR_UPDATE_GOLDEN=1 rewrites the goldens in tests/golden/ instead of
+# comparing (review the diff before committing it); FR_KEEP=1 keeps the
+# scratch directory.
+set -u
+
+if [ -z "${FR_ANALYZE:-}" ] && [ -f tests/testenv.sh ]; then
+  . ./tests/testenv.sh
+fi
+if [ -z "${FR_ANALYZE:-}" ] || [ -z "${FR_DUMP:-}" ] || [ -z "${FR_SRCDIR:-}" ]; then
+  echo "cli.sh: FR_ANALYZE, FR_DUMP, FR_SRCDIR not set: run it with make check" >&2
+  exit 99
+fi
+MKDUMPS="$FR_BUILDDIR/tests/unit/check_analyze"
+GOLDEN="$FR_SRCDIR/tests/golden"
+for p in "$FR_ANALYZE" "$FR_DUMP" "$FR_JSON_EXPECT" "$MKDUMPS"; do
+  if [ ! -x "$p" ]; then
+    echo "cli.sh: $p is not built" >&2
+    exit 99
+  fi
+done
+
+tmp=$(mktemp -d) || exit 99
+if [ "${FR_KEEP:-0}" = 1 ]; then echo "keeping $tmp" >&2; else trap 'rm -rf "$tmp"' EXIT; fi
+cd "$tmp" || exit 99
+# Messages and numbers must not depend on the locale.
+LC_ALL=C
+export LC_ALL
+
+failures=0
+checks=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# run NAME EXPECTED_STATUS CMD...: stdout in NAME.out, stderr in NAME.err.
+run() {
+  name=$1 want=$2
+  shift 2
+  checks=$((checks + 1))
+  "$@" >"$name.out" 2>"$name.err"
+  got=$?
+  if [ "$got" != "$want" ]; then
+    fail "$name: exit status $got, expected $want ($*)"
+    sed 's/^/  stderr: /' "$name.err" | head -5
+  fi
+}
+
+# golden NAME FILE: FILE must equal tests/golden/NAME.
+golden() {
+  checks=$((checks + 1))
+  if [ "${FR_UPDATE_GOLDEN:-0}" = 1 ]; then
+    cp "$2" "$GOLDEN/$1" && echo "updated $GOLDEN/$1"
+    return
+  fi
+  if ! diff -u "$GOLDEN/$1" "$2" >"$1.diff"; then
+    fail "$1 differs from the golden:"
+    head -40 "$1.diff"
+  fi
+}
+
+# contains NAME FILE TEXT: FILE holds TEXT (a fixed string).
+contains() {
+  checks=$((checks + 1))
+  grep -qF -- "$3" "$2" || fail "$1: '$3' not found in $(cat "$2" | head -3)"
+}
+
+# ---- the dump sets ------------------------------------------------------------
+"$MKDUMPS" --mkdumps dumps || { echo "cli.sh: cannot generate the dumps" >&2; exit 99; }
+printf 'not a flightrec dump\n\033[2J' >garbage.frz
+
+# ---- help and version -------------------------------------------------------------
+run analyze-help 0 "$FR_ANALYZE" --help
+golden fr-analyze.help analyze-help.out
+run dump-help 0 "$FR_DUMP" --help
+golden fr-dump.help dump-help.out
+run analyze-version 0 "$FR_ANALYZE" --version
+grep -Eq '^fr-analyze \(flightrec\) [0-9]+\.[0-9]+\.[0-9]+$' analyze-version.out ||
+  fail "fr-analyze --version: $(cat analyze-version.out)"
+run dump-version 0 "$FR_DUMP" --version
+grep -Eq '^fr-dump \(flightrec\) [0-9]+\.[0-9]+\.[0-9]+$' dump-version.out ||
+  fail "fr-dump --version: $(cat dump-version.out)"
+
+# ---- usage errors: status 2 and a hint -----------------------------------------------
+run analyze-noargs 2 "$FR_ANALYZE"
+contains analyze-noargs analyze-noargs.err "fr-analyze: missing PATH"
+run analyze-badopt 2 "$FR_ANALYZE" --bogus dumps/c1
+contains analyze-badopt analyze-badopt.err "fr-analyze: unrecognized option '--bogus'"
+contains analyze-badopt analyze-badopt.err "Try 'fr-analyze --help'"
+run analyze-noarg-o 2 "$FR_ANALYZE" dumps/c1 -o
+run dump-noargs 2 "$FR_DUMP"
+contains dump-noargs dump-noargs.err "fr-dump: missing FILE"
+run dump-badopt 2 "$FR_DUMP" -q dumps/c1/job-42-r00000-f0000.frz
+contains dump-badopt dump-badopt.err "fr-dump: invalid option -- 'q'"
+run dump-reason-alone 2 "$FR_DUMP" --reason why
+run dump-trigger-and-file 2 "$FR_DUMP" --trigger . dumps/c1/job-42-r00000-f0000.frz
+
+# ---- unusable input: status 2, the file named ------------------------------------------
+run analyze-missing 2 "$FR_ANALYZE" no-such-dir
+contains analyze-missing analyze-missing.err "no-such-dir"
+run analyze-garbage 2 "$FR_ANALYZE" garbage.frz
+contains analyze-garbage analyze-garbage.err "garbage.frz: at byte 0:"
+contains analyze-garbage analyze-garbage.out "verdict: inconclusive"
+run dump-missing 2 "$FR_DUMP" no-such-file.frz
+contains dump-missing dump-missing.err "no-such-file.frz"
+run dump-garbage 2 "$FR_DUMP" garbage.frz
+contains dump-garbage dump-garbage.err "fr-dump: garbage.frz: at byte 0:"
+run dump-good-and-garbage 2 "$FR_DUMP" dumps/c1/job-42-r00000-f0000.frz garbage.frz
+contains dump-good-and-garbage dump-good-and-garbage.out "process:   rank 0 of 8"
+mkdir empty-dir
+run analyze-empty-dir 2 "$FR_ANALYZE" empty-dir
+
+# ---- golden outputs ---------------------------------------------------------------------------
+run dump-text 0 "$FR_DUMP" dumps/c1/job-42-r00005-f0000.frz
+golden fr-dump-rank05.txt dump-text.out
+run dump-json 0 "$FR_DUMP" --json dumps/c1/job-42-r00005-f0000.frz
+checks=$((checks + 1))
+"$FR_JSON_EXPECT" "$GOLDEN/fr-dump-rank05.expected.json" dump-json.out || fail "fr-dump --json"
+run dump-json-two 0 "$FR_DUMP" --json dumps/c1/job-42-r00004-f0000.frz dumps/c1/job-42-r00005-f0000.frz
+contains dump-json-two dump-json-two.out '"global_rank":	4'
+run analyze-text 1 "$FR_ANALYZE" dumps/c1
+golden fr-analyze-c1.txt analyze-text.out
+run analyze-json 1 "$FR_ANALYZE" --json dumps/c1
+golden fr-analyze-c1.json analyze-json.out
+run analyze-json-o 1 "$FR_ANALYZE" --json -o report.json dumps/c1
+checks=$((checks + 1))
+cmp -s report.json analyze-json.out || fail "fr-analyze -o: the file differs from standard output"
+[ -s analyze-json-o.out ] && fail "fr-analyze -o: wrote to standard output too"
+checks=$((checks + 1))
+"$FR_JSON_EXPECT" "$GOLDEN/c1.expected.json" analyze-json.out || fail "C1 verdict"
+
+# a garbage file among good ones is a problem; the rest is analysed
+run analyze-mixed 1 "$FR_ANALYZE" dumps/c1 garbage.frz
+contains analyze-mixed analyze-mixed.out "lagging ranks:  5"
+contains analyze-mixed analyze-mixed.out "garbage.frz: at byte 0: "
+
+# ---- strings from dumps never reach the terminal raw --------------------------------------------
+run dump-hostile 0 "$FR_DUMP" dumps/hostile/*
+run dump-hostile-json 0 "$FR_DUMP" --json dumps/hostile/*
+run analyze-hostile 0 "$FR_ANALYZE" dumps/hostile
+run analyze-hostile-json 0 "$FR_ANALYZE" --json dumps/hostile
+for f in dump-hostile.out dump-hostile-json.out analyze-hostile.out analyze-hostile-json.out; do
+  checks=$((checks + 1))
+  if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$f"; then
+    fail "$f: a control character from the dump reached the output"
+  fi
+done
+contains dump-hostile dump-hostile.out 'host "node?]0;owned?"'
+
+# ---- the trigger file ---------------------------------------------------------------------------
+mkdir live
+run trigger 0 "$FR_DUMP" --trigger live --reason "$(printf 'stuck at step 37\nreally\033[1m')"
+contains trigger trigger.out "created live/TRIGGER"
+checks=$((checks + 1))
+if [ ! -f live/TRIGGER ]; then
+  fail "no live/TRIGGER"
+else
+  LC_ALL=C grep -Eq '^flightrec-trigger v1 rank=-1 time_ns=[0-9]+ reason=stuck at step 37 really\[1m$' live/TRIGGER ||
+    fail "trigger content: $(cat live/TRIGGER)"
+  [ "$(wc -l <live/TRIGGER)" -eq 1 ] || fail "trigger file is not one line"
+  case $(ls -l live/TRIGGER) in -rw-------*) ;; *) fail "trigger mode: $(ls -l live/TRIGGER)" ;; esac
+  [ "$(ls -A live | wc -l)" -eq 1 ] || fail "temporary files left: $(ls -A live)"
+fi
+cp live/TRIGGER before
+run trigger-again 0 "$FR_DUMP" --trigger live
+contains trigger-again trigger-again.out "exists already"
+checks=$((checks + 1))
+cmp -s before live/TRIGGER || fail "an existing trigger file was replaced"
+run trigger-nodir 2 "$FR_DUMP" --trigger no-such-dir
+contains trigger-nodir trigger-nodir.err "no-such-dir"
+
+echo "cli.sh: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,46 @@
+# Shared helpers of the end-to-end tests (sourced; tests/testenv.sh already
+# exported the FR_* paths).
+set -u
+
+# A scratch directory removed at exit (kept with FR_KEEP=1 for debugging).
+fr_tmpdir() {
+  FR_TMP=$(mktemp -d "${TMPDIR:-/tmp}/fr-e2e.XXXXXX")
+  if [ "${FR_KEEP:-0}" = 1 ]; then echo "keeping $FR_TMP" >&2; else trap 'rm -rf "$FR_TMP"' EXIT; fi
+}
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# expect_exit WANT CMD...: run CMD, fail unless it exits with WANT.
+expect_exit() {
+  want=$1; shift
+  "$@"; got=$?
+  [ "$got" -eq "$want" ] || fail "$* exited $got, expected $want"
+}
+
+# run_case SCENARIO-NAME: run tests/scenarios/NAME.scn live and compare the
+# analysis with NAME.expected.json.  Leaves the run in $FR_TMP/run.
+run_case() {
+  name=$1
+  scn="$FR_SRCDIR/tests/scenarios/$name.scn"
+  exp="$FR_SRCDIR/tests/scenarios/$name.expected.json"
+  [ -f "$scn" ] || fail "missing $scn"
+  [ -f "$exp" ] || fail "missing $exp"
+  "$FR_RUN_SCENARIO" "$scn" "$FR_TMP/run" > "$FR_TMP/stdout" 2> "$FR_TMP/stderr" ||
+    { cat "$FR_TMP/stderr" >&2; fail "run-scenario $name failed"; }
+  cat "$FR_TMP/stdout"
+  "$FR_JSON_EXPECT" "$exp" "$FR_TMP/run/analysis.json" || fail "$name: analysis differs from $exp"
+}
+
+# check_hang_case NAME NRANKS: run_case, then every rank dumped frame 0, the
+# text verdict leads with the hang and fr-analyze exits 1 (problem found).
+check_hang_case() {
+  run_case "$1"
+  n=$(ls "$FR_TMP/run/dumps" | grep -c -- '-f0000\.frz$')
+  [ "$n" -eq "$2" ] || fail "expected $2 frame-0 dumps, found $n"
+  grep -q '^verdict: hang' "$FR_TMP/run/verdict.txt" || fail "text verdict does not start with the hang"
+  expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
+  echo "$1: ok"
+}

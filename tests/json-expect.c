@@ -1,0 +1,210 @@
+/* json-expect — does a JSON document contain an expected subset?
+ *
+ *   json-expect EXPECTED.json ACTUAL.json
+ *
+ * Objects match when every key of EXPECTED is in ACTUAL with a matching
+ * value (ACTUAL may have more keys); arrays when they have the same length
+ * and match element by element; numbers, strings, booleans and null when
+ * equal.  Every difference is printed with its path, e.g.
+ *   verdict.lagging_ranks: expected [5], got [4,5]
+ * Exit status: 0 match, 1 differences, 2 a file cannot be read or parsed.
+ */
+#include "config.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A path being built while descending, "verdict.stuck.waiting_ranks[3]". */
+typedef struct path {
+  char buf[4096];
+  size_t len;
+} path;
+
+static size_t path_push_key(path *p, const char *key)
+{
+  size_t old = p->len;
+  int n = snprintf(p->buf + p->len, sizeof p->buf - p->len, "%s%s", p->len ? "." : "", key);
+  if (n > 0) p->len = p->len + (size_t)n < sizeof p->buf ? p->len + (size_t)n : sizeof p->buf - 1;
+  return old;
+}
+
+static size_t path_push_index(path *p, int i)
+{
+  size_t old = p->len;
+  int n = snprintf(p->buf + p->len, sizeof p->buf - p->len, "[%d]", i);
+  if (n > 0) p->len = p->len + (size_t)n < sizeof p->buf ? p->len + (size_t)n : sizeof p->buf - 1;
+  return old;
+}
+
+static void path_pop(path *p, size_t old)
+{
+  p->len = old;
+  p->buf[old] = '\0';
+}
+
+#define SHOW_MAX 200
+
+/* A value as compact JSON for a message, cut at SHOW_MAX characters;
+ * arrays that are cut say how many elements they have. */
+static void show(const cJSON *v, const char *none)
+{
+  if (!v) {
+    fputs(none, stdout);
+    return;
+  }
+  char *s = cJSON_PrintUnformatted(v);
+  if (!s) {
+    fputs("(unprintable)", stdout);
+    return;
+  }
+  if (strlen(s) <= SHOW_MAX) fputs(s, stdout);
+  else if (cJSON_IsArray(v))
+    printf("%.*s... (%d elements)", SHOW_MAX, s, cJSON_GetArraySize(v));
+  else printf("%.*s...", SHOW_MAX, s);
+  cJSON_free(s);
+}
+
+/* Print one difference: PATH: expected E, got G. */
+static void differ(const path *p, const cJSON *e, const cJSON *g)
+{
+  printf("%s: expected ", p->len ? p->buf : "(top)");
+  show(e, "(nothing)");
+  fputs(", got ", stdout);
+  show(g, "(missing)");
+  putchar('\n');
+}
+
+/* The kind of a JSON value, with true/false as one kind. */
+static int kind(const cJSON *v)
+{
+  if (cJSON_IsBool(v)) return cJSON_True;
+  return v->type & 0xff;
+}
+
+/* Compare e (expected) with g (actual) at path p; returns the number of
+ * differences printed. */
+static unsigned compare(const cJSON *e, const cJSON *g, path *p)
+{
+  if (kind(e) != kind(g)) {
+    differ(p, e, g);
+    return 1;
+  }
+  if (cJSON_IsObject(e)) {
+    unsigned n = 0;
+    for (const cJSON *c = e->child; c; c = c->next) {
+      size_t old = path_push_key(p, c->string ? c->string : "");
+      const cJSON *gc = cJSON_GetObjectItemCaseSensitive(g, c->string);
+      if (!gc) {
+        differ(p, c, NULL);
+        n++;
+      } else {
+        n += compare(c, gc, p);
+      }
+      path_pop(p, old);
+    }
+    return n;
+  }
+  if (cJSON_IsArray(e)) {
+    if (cJSON_GetArraySize(e) != cJSON_GetArraySize(g)) {
+      differ(p, e, g);
+      return 1;
+    }
+    unsigned n = 0;
+    int i = 0;
+    for (const cJSON *c = e->child, *d = g->child; c && d; c = c->next, d = d->next, i++) {
+      size_t old = path_push_index(p, i);
+      n += compare(c, d, p);
+      path_pop(p, old);
+    }
+    return n;
+  }
+  int same;
+  if (cJSON_IsNumber(e)) {
+    double a = e->valuedouble, b = g->valuedouble;
+    double m = (a < 0 ? -a : a) > (b < 0 ? -b : b) ? (a < 0 ? -a : a) : (b < 0 ? -b : b);
+    double d = a > b ? a - b : b - a;
+    same = a == b || d <= 1e-9 * m;
+  } else if (cJSON_IsString(e)) {
+    same = strcmp(e->valuestring, g->valuestring) == 0;
+  } else if (cJSON_IsBool(e)) {
+    same = cJSON_IsTrue(e) == cJSON_IsTrue(g);
+  } else {
+    same = 1; /* null */
+  }
+  if (!same) differ(p, e, g);
+  return same ? 0 : 1;
+}
+
+/* Read and parse a JSON file; NULL (after a message) when it cannot. */
+static cJSON *load(const char *file)
+{
+  FILE *f = fopen(file, "rb");
+  if (!f) {
+    fprintf(stderr, "json-expect: %s: %s\n", file, strerror(errno));
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      cap = cap ? cap * 2 : 65536;
+      char *nb = realloc(buf, cap);
+      if (!nb) {
+        fprintf(stderr, "json-expect: %s: out of memory\n", file);
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = nb;
+    }
+    size_t n = fread(buf + len, 1, cap - len - 1, f);
+    len += n;
+    if (n == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    fprintf(stderr, "json-expect: %s: read error\n", file);
+    free(buf);
+    return NULL;
+  }
+  buf[len] = '\0';
+  const char *end = NULL;
+  cJSON *j = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
+  if (!j) {
+    size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
+    fprintf(stderr, "json-expect: %s: not valid JSON (near byte %zu)\n", file, off);
+  }
+  free(buf);
+  return j;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+    puts("Usage: json-expect EXPECTED.json ACTUAL.json\n"
+         "Exit 0 when ACTUAL contains EXPECTED as a subset, 1 with the differences\n"
+         "printed, 2 when a file cannot be read or parsed.");
+    return 0;
+  }
+  if (argc != 3) {
+    fputs("Usage: json-expect EXPECTED.json ACTUAL.json\n", stderr);
+    return 2;
+  }
+  cJSON *e = load(argv[1]);
+  cJSON *g = e ? load(argv[2]) : NULL;
+  if (!e || !g) {
+    cJSON_Delete(e);
+    return 2;
+  }
+  path p;
+  p.len = 0;
+  p.buf[0] = '\0';
+  unsigned n = compare(e, g, &p);
+  cJSON_Delete(e);
+  cJSON_Delete(g);
+  return n ? 1 : 0;
+}

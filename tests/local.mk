@@ -1,0 +1,94 @@
+# tests/: the NCCL/CUDA simulator, the scenario job and launcher, unit and
+# end-to-end tests.
+
+## The simulator: libcuda.so.1 and libnccl.so.2 test doubles (shared libs
+## with those sonames, never installed).
+noinst_LTLIBRARIES += tests/sim/libcuda.la tests/sim/libnccl.la
+tests_sim_libcuda_la_SOURCES = tests/sim/cuda_sim.c tests/sim/sim.h
+tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_sim_libcuda_la_LIBADD = $(PTHREAD_LIBS)
+tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 1:0:0 -no-undefined
+tests_sim_libnccl_la_SOURCES = tests/sim/nccl_sim.c tests/sim/sim_comm.c tests/sim/sim_shm.c \
+	tests/sim/sim_coll.c tests/sim/sim_reduce.c tests/sim/sim_nccl.h tests/sim/sim.h
+tests_sim_libnccl_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_sim_libnccl_la_LIBADD = tests/sim/libcuda.la $(PTHREAD_LIBS) $(RT_LIBS) -lm
+tests_sim_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 2:0:0 -no-undefined
+
+## The scenario job: a small training loop driven by a scenario file.
+noinst_PROGRAMS += tests/scenario/fr-scenario-job
+tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/scenario.c \
+	tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c tests/scenario/boot.c \
+	tests/scenario/scenario.h
+tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
+tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install
+
+## Compare an analysis JSON with an expected subset.
+noinst_PROGRAMS += tests/json-expect
+tests_json_expect_SOURCES = tests/json-expect.c
+tests_json_expect_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+tests_json_expect_LDADD = $(CJSON_LIBS)
+
+## Unit tests (Check)
+UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(PTHREAD_CFLAGS)
+UNIT_LIBS = $(CHECK_LIBS) $(PTHREAD_LIBS)
+check_PROGRAMS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze
+TESTS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze
+tests_unit_check_frz_SOURCES = tests/unit/check_frz.c
+tests_unit_check_frz_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
+tests_unit_check_frz_LDADD = formats/libfrz.la $(UNIT_LIBS) $(ZSTD_LIBS)
+tests_unit_check_ring_SOURCES = tests/unit/check_ring.c librecorder/ring.c librecorder/ring.h
+tests_unit_check_ring_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_ring_LDADD = formats/libfrz.la $(UNIT_LIBS)
+tests_unit_check_identity_SOURCES = tests/unit/check_identity.c librecorder/identity.c librecorder/identity.h
+tests_unit_check_identity_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_identity_LDADD = $(UNIT_LIBS)
+tests_unit_check_analyze_SOURCES = tests/unit/check_analyze.c
+tests_unit_check_analyze_CFLAGS = $(UNIT_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/fr-analyze/libanalyze
+tests_unit_check_analyze_LDADD = fr-analyze/libanalyze.la formats/libfrz.la $(UNIT_LIBS) $(CJSON_LIBS)
+
+## The simulator's data path: 4 forked ranks check every collective's result.
+check_PROGRAMS += tests/sim/check_sim
+TESTS += tests/sim/check_sim
+tests_sim_check_sim_SOURCES = tests/sim/check_sim.c
+tests_sim_check_sim_CFLAGS = $(UNIT_CFLAGS)
+tests_sim_check_sim_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
+tests_sim_check_sim_LDFLAGS = $(AM_LDFLAGS) -no-install
+
+## Our NCCL/CUDA declarations against the real headers, at compile time.
+if HAVE_REAL_NCCL_H
+check_PROGRAMS += tests/unit/check_nccl_decls
+TESTS += tests/unit/check_nccl_decls
+tests_unit_check_nccl_decls_SOURCES = tests/unit/check_nccl_decls.c
+tests_unit_check_nccl_decls_CPPFLAGS = $(AM_CPPFLAGS) -isystem $(CUDA_DIR)/include
+endif
+if HAVE_REAL_CUDA_H
+check_PROGRAMS += tests/unit/check_cuda_decls
+TESTS += tests/unit/check_cuda_decls
+tests_unit_check_cuda_decls_SOURCES = tests/unit/check_cuda_decls.c
+tests_unit_check_cuda_decls_CPPFLAGS = $(AM_CPPFLAGS) -isystem $(CUDA_DIR)/include
+endif
+EXTRA_DIST += tests/unit/check_nccl_decls.c tests/unit/check_cuda_decls.c
+
+## Pass-through against the real libnccl.so.2 (works without a GPU).
+if HAVE_REAL_LIBNCCL
+check_PROGRAMS += tests/e2e/real-nccl-prog
+tests_e2e_real_nccl_prog_SOURCES = tests/e2e/real-nccl-prog.c
+tests_e2e_real_nccl_prog_CPPFLAGS = $(AM_CPPFLAGS) -isystem $(CUDA_DIR)/include
+tests_e2e_real_nccl_prog_LDADD = -L$(REAL_NCCL_LIBDIR) -lnccl
+tests_e2e_real_nccl_prog_LDFLAGS = $(AM_LDFLAGS) -Wl,-rpath,$(REAL_NCCL_LIBDIR)
+TESTS += tests/e2e/passthrough-real-nccl.sh
+endif
+EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
+
+## End-to-end: scenarios run live on the simulator, compared with their
+## expected verdicts; the committed samples analysed again.
+E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/samples.sh \
+	tests/e2e/recorder-inert.sh tests/e2e/cli.sh
+TESTS += $(E2E_TESTS)
+dist_check_SCRIPTS += $(E2E_TESTS) tests/e2e/lib.sh
+EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
+	tests/scenarios/README.md $(wildcard $(srcdir)/tests/scenarios/*.scn) \
+	$(wildcard $(srcdir)/tests/scenarios/*.expected.json)
+AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
+DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh

@@ -1,0 +1,595 @@
+/* scenario.c — parses and checks a scenario file (tests/scenarios/README.md)
+ * and computes, for every world rank, its place in every communicator, so
+ * that a bad file is rejected as a whole before any rank starts. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario.h"
+
+#define SC_MAX_TOKENS 32
+
+/* Parsing state: where we are, for messages. */
+struct sc_ctx {
+  struct scenario *sc;
+  int line;
+  int group_depth;
+  int group_line;               /* line of the outermost open 'group begin' */
+  /* fault op / swap references by label, resolved at the end */
+  char (*fault_op)[SC_NAME_MAX];
+  char (*fault_swap)[SC_NAME_MAX];
+};
+
+static int sc_error(const struct sc_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int sc_error(const struct sc_ctx *c, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "%s:%d: ", c->sc->file, c->line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return -1;
+}
+
+static int sc_dtype_parse(const struct sc_ctx *c, const char *s, ncclDataType_t *out)
+{
+  if (sc_dtype_lookup(s, out) == 0)
+    return 0;
+  return sc_error(c, "unknown dtype '%s' (int8 uint8 int32 uint32 int64 uint64 float16 float32 "
+                  "float64 bfloat16 float8e4m3 float8e5m2)", s);
+}
+
+static int sc_redop_parse(const struct sc_ctx *c, const char *s, ncclRedOp_t *out)
+{
+  if (sc_redop_lookup(s, out) == 0)
+    return 0;
+  return sc_error(c, "unknown redop '%s' (sum prod max min avg)", s);
+}
+
+static int sc_long_parse(const struct sc_ctx *c, const char *what, const char *s, long lo, long hi, long *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi)
+    return sc_error(c, "%s: '%s' is not an integer in [%ld, %ld]", what, s, lo, hi);
+  *out = v;
+  return 0;
+}
+
+static int sc_expr_copy(const struct sc_ctx *c, const char *what, const char *s, char *dst)
+{
+  char err[128];
+  if (strlen(s) >= SC_EXPR_MAX)
+    return sc_error(c, "%s: expression too long", what);
+  if (sc_expr_check(s, err, sizeof err) != 0)
+    return sc_error(c, "%s=%s: %s", what, s, err);
+  strcpy(dst, s);
+  return 0;
+}
+
+static int sc_name_ok(const char *s)
+{
+  if (!isalpha((unsigned char)*s) || strlen(s) >= SC_NAME_MAX)
+    return 0;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+      return 0;
+  return 1;
+}
+
+/* "5", "3-7", "0,2,4-6", "all", "*", "even", "odd"; values in [0, max). */
+static int sc_set_parse(const struct sc_ctx *c, const char *what, const char *s, long max, struct sc_set *set)
+{
+  char buf[256];
+  if (strlen(s) >= sizeof buf)
+    return sc_error(c, "%s: list too long", what);
+  strcpy(buf, s);
+  memset(set, 0, sizeof *set);
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    if (set->n == SC_MAX_RANGES)
+      return sc_error(c, "%s: more than %d items", what, SC_MAX_RANGES);
+    int i = set->n++;
+    set->stride[i] = 1;
+    if (!strcmp(item, "all") || !strcmp(item, "*")) {
+      set->lo[i] = 0;
+      set->hi[i] = INT_MAX;
+    } else if (!strcmp(item, "even") || !strcmp(item, "odd")) {
+      set->lo[i] = item[0] == 'o';
+      set->hi[i] = INT_MAX;
+      set->stride[i] = 2;
+    } else {
+      char *dash = strchr(item, '-');
+      long lo, hi;
+      if (dash)
+        *dash = '\0';
+      if (sc_long_parse(c, what, item, 0, max - 1, &lo) != 0)
+        return -1;
+      hi = lo;
+      if (dash && sc_long_parse(c, what, dash + 1, lo, max - 1, &hi) != 0)
+        return -1;
+      set->lo[i] = (int)lo;
+      set->hi[i] = (int)hi;
+    }
+  }
+  if (set->n == 0)
+    return sc_error(c, "%s: empty list", what);
+  return 0;
+}
+
+/* Splits key=value; returns 0 for a bare word. */
+static int sc_kv(char *tok, char **key, char **val)
+{
+  char *eq = strchr(tok, '=');
+  if (!eq)
+    return 0;
+  *eq = '\0';
+  *key = tok;
+  *val = eq + 1;
+  return 1;
+}
+
+static int sc_comm_find(const struct scenario *sc, const char *name)
+{
+  for (int i = 0; i < sc->ncomms; i++)
+    if (!strcmp(sc->comms[i].name, name))
+      return i;
+  return -1;
+}
+
+/* Grows an array of n elements to n+1; returns the new element, zeroed. */
+static void *sc_push(void *arrayp, int *n, size_t size)
+{
+  void **array = arrayp;
+  void *grown = realloc(*array, (size_t)(*n + 1) * size);
+  if (!grown) {
+    fprintf(stderr, "fr-scenario-job: out of memory\n");
+    exit(2);
+  }
+  *array = grown;
+  void *elem = (char *)grown + (size_t)(*n)++ * size;
+  memset(elem, 0, size);
+  return elem;
+}
+
+/* comm NAME split PARENT color=E [key=E]  |  comm NAME init [color=E] [key=E] */
+static int sc_parse_comm(struct sc_ctx *c, char **tok, int n)
+{
+  struct scenario *sc = c->sc;
+  if (n < 3)
+    return sc_error(c, "usage: comm NAME split PARENT color=EXPR [key=EXPR] | comm NAME init [color=EXPR] [key=EXPR]");
+  if (!sc_name_ok(tok[1]))
+    return sc_error(c, "bad communicator name '%s'", tok[1]);
+  if (sc_comm_find(sc, tok[1]) >= 0)
+    return sc_error(c, "communicator '%s' defined twice", tok[1]);
+  struct sc_comm cm;
+  memset(&cm, 0, sizeof cm);
+  snprintf(cm.name, sizeof cm.name, "%s", tok[1]);
+  cm.line = c->line;
+  int first;
+  if (!strcmp(tok[2], "split")) {
+    if (n < 4 || strchr(tok[3], '='))
+      return sc_error(c, "comm %s split: missing the parent communicator", tok[1]);
+    cm.how = SC_COMM_SPLIT;
+    cm.parent = sc_comm_find(sc, tok[3]);
+    if (cm.parent < 0)
+      return sc_error(c, "unknown communicator '%s' (define it before this line)", tok[3]);
+    first = 4;
+  } else if (!strcmp(tok[2], "init")) {
+    cm.how = SC_COMM_INIT;
+    first = 3;
+  } else {
+    return sc_error(c, "comm %s: expected 'split' or 'init', not '%s'", tok[1], tok[2]);
+  }
+  for (int i = first; i < n; i++) {
+    char *k, *v;
+    if (!sc_kv(tok[i], &k, &v))
+      return sc_error(c, "unexpected '%s'", tok[i]);
+    if (!strcmp(k, "color")) {
+      if (sc_expr_copy(c, k, v, cm.color) != 0)
+        return -1;
+    } else if (!strcmp(k, "key")) {
+      if (sc_expr_copy(c, k, v, cm.key) != 0)
+        return -1;
+    } else {
+      return sc_error(c, "unknown setting '%s' (color, key)", k);
+    }
+  }
+  if (cm.how == SC_COMM_SPLIT && !cm.color[0])
+    return sc_error(c, "comm %s split: color=EXPR is required", cm.name);
+  *(struct sc_comm *)sc_push(&sc->comms, &sc->ncomms, sizeof cm) = cm;
+  return 0;
+}
+
+/* An op line of the loop body. */
+static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
+{
+  struct scenario *sc = c->sc;
+  struct sc_op op;
+  memset(&op, 0, sizeof op);
+  op.kind = kind;
+  op.line = c->line;
+  op.dtype = ncclFloat32;
+  op.redop = ncclSum;
+  strcpy(op.count, "1024");
+  strcpy(op.root, "0");
+  op.ranks.n = 1;
+  op.ranks.hi[0] = INT_MAX;
+  op.ranks.stride[0] = 1;
+  int first = 1;
+  if (kind == SC_GROUP_BEGIN) {
+    if (n < 2 || (strcmp(tok[1], "begin") && strcmp(tok[1], "end")))
+      return sc_error(c, "expected 'group begin' or 'group end'");
+    if (!strcmp(tok[1], "end")) {
+      op.kind = kind = SC_GROUP_END;
+      if (--c->group_depth < 0)
+        return sc_error(c, "'group end' without 'group begin'");
+    } else if (c->group_depth++ == 0) {
+      c->group_line = c->line;
+    }
+    first = 2;
+  } else if (kind == SC_SLEEP) {
+    if (n < 2 || sc_long_parse(c, "sleep", tok[1], 0, 3600L * 1000, &op.sleep_ms) != 0)
+      return n < 2 ? sc_error(c, "usage: sleep MILLISECONDS") : -1;
+    first = 2;
+  } else if (sc_kind_is_nccl(kind) && n > 1 && !strchr(tok[1], '=')) {
+    op.comm = sc_comm_find(sc, tok[1]);
+    if (op.comm < 0)
+      return sc_error(c, "unknown communicator '%s'", tok[1]);
+    first = 2;
+  }
+  int has_peer = 0;
+  for (int i = first; i < n; i++) {
+    char *k, *v;
+    if (!sc_kv(tok[i], &k, &v))
+      return sc_error(c, "unexpected '%s' (settings are KEY=VALUE)", tok[i]);
+    int nccl = sc_kind_is_nccl(kind);
+    if (!strcmp(k, "ranks") || !strcmp(k, "rank")) {
+      if (sc_set_parse(c, k, v, sc->world ? sc->world : SC_MAX_WORLD, &op.ranks) != 0)
+        return -1;
+    } else if (!strcmp(k, "id")) {
+      if (!sc_name_ok(v))
+        return sc_error(c, "bad id '%s'", v);
+      for (int j = 0; j < sc->nops; j++)
+        if (!strcmp(sc->ops[j].id, v))
+          return sc_error(c, "id '%s' already used on line %d", v, sc->ops[j].line);
+      strcpy(op.id, v);
+    } else if (nccl && !strcmp(k, "comm")) {
+      op.comm = sc_comm_find(sc, v);
+      if (op.comm < 0)
+        return sc_error(c, "unknown communicator '%s'", v);
+    } else if (nccl && !strcmp(k, "count")) {
+      if (sc_expr_copy(c, k, v, op.count) != 0)
+        return -1;
+    } else if (nccl && !strcmp(k, "dtype")) {
+      if (sc_dtype_parse(c, v, &op.dtype) != 0)
+        return -1;
+    } else if (sc_kind_has_redop(kind) && (!strcmp(k, "redop") || !strcmp(k, "op"))) {
+      if (sc_redop_parse(c, v, &op.redop) != 0)
+        return -1;
+    } else if (sc_kind_has_root(kind) && !strcmp(k, "root")) {
+      if (sc_expr_copy(c, k, v, op.root) != 0)
+        return -1;
+    } else if (sc_kind_has_peer(kind) && !strcmp(k, "peer")) {
+      if (sc_expr_copy(c, k, v, op.peer) != 0)
+        return -1;
+      has_peer = 1;
+    } else {
+      return sc_error(c, "'%s' does not apply to %s", k, sc_kind_name(kind));
+    }
+  }
+  if (sc_kind_has_peer(kind) && !has_peer)
+    return sc_error(c, "%s needs peer=EXPR", sc_kind_name(kind));
+  *(struct sc_op *)sc_push(&sc->ops, &sc->nops, sizeof op) = op;
+  return 0;
+}
+
+/* fault rank=SEL step=SEL op=N|ID ACTION... */
+static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
+{
+  struct scenario *sc = c->sc;
+  struct sc_fault f;
+  memset(&f, 0, sizeof f);
+  f.line = c->line;
+  f.op = -1;
+  f.swap = -1;
+  char opref[SC_NAME_MAX] = "", swapref[SC_NAME_MAX] = "";
+  int has_rank = 0, has_step = 0;
+  for (int i = 1; i < n; i++) {
+    char *k, *v;
+    if (!sc_kv(tok[i], &k, &v)) {
+      if (!strcmp(tok[i], "stop")) f.actions |= SC_F_STOP;
+      else if (!strcmp(tok[i], "skip")) f.actions |= SC_F_SKIP;
+      else if (!strcmp(tok[i], "exit")) f.actions |= SC_F_EXIT;
+      else if (!strcmp(tok[i], "crash")) f.actions |= SC_F_CRASH;
+      else if (!strcmp(tok[i], "extra")) f.actions |= SC_F_EXTRA;
+      else if (!strcmp(tok[i], "stall-link"))
+        return sc_error(c, "fault 'stall-link' is not supported yet");
+      else
+        return sc_error(c, "unknown fault action '%s'", tok[i]);
+      continue;
+    }
+    if (!strcmp(k, "rank") || !strcmp(k, "ranks")) {
+      if (!sc->world)
+        return sc_error(c, "'world N' must come before faults");
+      if (sc_set_parse(c, k, v, sc->world, &f.ranks) != 0)
+        return -1;
+      has_rank = 1;
+    } else if (!strcmp(k, "step") || !strcmp(k, "steps")) {
+      if (sc_set_parse(c, k, v, INT_MAX, &f.steps) != 0)
+        return -1;
+      for (int j = 0; j < f.steps.n; j++)
+        if (f.steps.lo[j] == 0 && f.steps.hi[j] != INT_MAX)
+          return sc_error(c, "steps are numbered from 1");
+      has_step = 1;
+    } else if (!strcmp(k, "op")) {
+      snprintf(opref, sizeof opref, "%s", v);
+    } else if (!strcmp(k, "swap")) {
+      snprintf(swapref, sizeof swapref, "%s", v);
+      f.actions |= SC_F_SWAP;
+    } else if (!strcmp(k, "sleep")) {
+      if (sc_long_parse(c, k, v, 0, 3600L * 1000, &f.sleep_ms) != 0)
+        return -1;
+      f.actions |= SC_F_SLEEP;
+    } else if (!strcmp(k, "count")) {
+      if (sc_expr_copy(c, k, v, f.count) != 0)
+        return -1;
+      f.actions |= SC_F_COUNT;
+    } else if (!strcmp(k, "dtype")) {
+      if (sc_dtype_parse(c, v, &f.dtype) != 0)
+        return -1;
+      f.actions |= SC_F_DTYPE;
+    } else if (!strcmp(k, "redop")) {
+      if (sc_redop_parse(c, v, &f.redop) != 0)
+        return -1;
+      f.actions |= SC_F_REDOP;
+    } else if (!strcmp(k, "root")) {
+      if (sc_expr_copy(c, k, v, f.root) != 0)
+        return -1;
+      f.actions |= SC_F_ROOT;
+    } else if (!strcmp(k, "peer")) {
+      if (sc_expr_copy(c, k, v, f.peer) != 0)
+        return -1;
+      f.actions |= SC_F_PEER;
+    } else if (!strcmp(k, "coll")) {
+      if (sc_kind_lookup(v, &f.coll) != 0 || !sc_kind_is_nccl(f.coll))
+        return sc_error(c, "coll=%s: not a collective or p2p op", v);
+      f.actions |= SC_F_COLL;
+    } else {
+      return sc_error(c, "unknown fault setting '%s'", k);
+    }
+  }
+  if (!f.actions)
+    return sc_error(c, "fault without an action (stop skip exit crash extra sleep= count= dtype= "
+                    "redop= root= peer= coll= swap=)");
+  if (!has_rank)
+    return sc_error(c, "fault needs rank=SEL");
+  if (f.actions != SC_F_EXTRA && (!has_step || !opref[0]))
+    return sc_error(c, "fault needs step=SEL and op=N|ID (only 'extra' alone needs neither)");
+  if ((f.actions & SC_F_EXTRA) && f.actions != SC_F_EXTRA)
+    return sc_error(c, "'extra' is a fault line of its own");
+  struct sc_fault *slot = sc_push(&sc->faults, &sc->nfaults, sizeof f);
+  *slot = f;
+  int nf = sc->nfaults;
+  c->fault_op = realloc(c->fault_op, (size_t)nf * sizeof *c->fault_op);
+  c->fault_swap = realloc(c->fault_swap, (size_t)nf * sizeof *c->fault_swap);
+  if (!c->fault_op || !c->fault_swap) {
+    fprintf(stderr, "fr-scenario-job: out of memory\n");
+    exit(2);
+  }
+  strcpy(c->fault_op[nf - 1], opref);
+  strcpy(c->fault_swap[nf - 1], swapref);
+  return 0;
+}
+
+static int sc_parse_env(struct sc_ctx *c, char **tok, int n)
+{
+  static const char *reserved[] = {
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "FR_DUMP_DIR", "FR_SIM_BOOTSTRAP_DIR",
+    "FR_JOB_ID", "LD_PRELOAD", "LD_LIBRARY_PATH",
+  };
+  if (n != 2 || !strchr(tok[1], '=') || tok[1][0] == '=')
+    return sc_error(c, "usage: env NAME=VALUE");
+  size_t len = strcspn(tok[1], "=");
+  for (size_t i = 0; i < len; i++)
+    if (!(isalnum((unsigned char)tok[1][i]) || tok[1][i] == '_') || isdigit((unsigned char)tok[1][0]))
+      return sc_error(c, "bad variable name in '%s'", tok[1]);
+  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+    if (strlen(reserved[i]) == len && !strncmp(tok[1], reserved[i], len))
+      return sc_error(c, "%s is set by the launcher, not by the scenario", reserved[i]);
+  struct sc_env *e = sc_push(&c->sc->env, &c->sc->nenv, sizeof *e);
+  e->assign = strdup(tok[1]);
+  return 0;
+}
+
+/* Splits a line into tokens, dropping a '#' comment. */
+static int sc_tokenize(char *line, char **tok)
+{
+  int n = 0;
+  char *p = line;
+  for (;;) {
+    while (isspace((unsigned char)*p))
+      p++;
+    if (!*p || *p == '#')
+      break;
+    if (n == SC_MAX_TOKENS)
+      return -1;
+    tok[n++] = p;
+    while (*p && !isspace((unsigned char)*p))
+      p++;
+    if (*p)
+      *p++ = '\0';
+  }
+  return n;
+}
+
+static int sc_parse_line(struct sc_ctx *c, char **tok, int n)
+{
+  struct scenario *sc = c->sc;
+  const char *d = tok[0];
+  long v;
+  enum sc_kind kind;
+  if (!strcmp(d, "world")) {
+    if (sc->world)
+      return sc_error(c, "'world' given twice");
+    if (n != 2 || sc_long_parse(c, "world", tok[1], 1, SC_MAX_WORLD, &v) != 0)
+      return n != 2 ? sc_error(c, "usage: world N") : -1;
+    if (sc->nops || sc->nfaults)
+      return sc_error(c, "'world N' must come before ops and faults");
+    sc->world = (int)v;
+    return 0;
+  }
+  if (!strcmp(d, "steps")) {
+    if (n != 2 || sc_long_parse(c, "steps", tok[1], 0, 100000000L, &v) != 0)
+      return n != 2 ? sc_error(c, "usage: steps N") : -1;
+    sc->steps = (int)v;
+    return 0;
+  }
+  if (!strcmp(d, "step-sync")) {
+    if (n != 2 || (strcmp(tok[1], "on") && strcmp(tok[1], "off")))
+      return sc_error(c, "usage: step-sync on|off");
+    sc->step_sync = !strcmp(tok[1], "on");
+    return 0;
+  }
+  if (!strcmp(d, "time-limit")) {
+    if (n != 2 || sc_long_parse(c, "time-limit", tok[1], 1, 86400, &v) != 0)
+      return n != 2 ? sc_error(c, "usage: time-limit SECONDS") : -1;
+    sc->time_limit = v;
+    return 0;
+  }
+  if (!strcmp(d, "env"))
+    return sc_parse_env(c, tok, n);
+  if (!strcmp(d, "comm"))
+    return sc_parse_comm(c, tok, n);
+  if (!strcmp(d, "fault"))
+    return sc_parse_fault(c, tok, n);
+  if (sc_kind_lookup(d, &kind) == 0)
+    return sc_parse_op(c, kind, tok, n);
+  return sc_error(c, "unknown directive '%s'", d);
+}
+
+/* An op reference of a fault: 1-based position in the body, or an id. */
+static int sc_resolve_op(struct sc_ctx *c, const char *ref, int *out)
+{
+  struct scenario *sc = c->sc;
+  char *end;
+  long v = strtol(ref, &end, 10);
+  if (end != ref && !*end) {
+    if (v < 1 || v > sc->nops)
+      return sc_error(c, "op=%s: the body has ops 1..%d", ref, sc->nops);
+    *out = (int)v - 1;
+    return 0;
+  }
+  for (int i = 0; i < sc->nops; i++) {
+    if (!strcmp(sc->ops[i].id, ref)) {
+      *out = i;
+      return 0;
+    }
+  }
+  return sc_error(c, "op=%s: no op has id=%s", ref, ref);
+}
+
+static int sc_resolve_faults(struct sc_ctx *c)
+{
+  struct scenario *sc = c->sc;
+  for (int i = 0; i < sc->nfaults; i++) {
+    struct sc_fault *f = &sc->faults[i];
+    c->line = f->line;
+    if (c->fault_op[i][0] && sc_resolve_op(c, c->fault_op[i], &f->op) != 0)
+      return -1;
+    if (c->fault_swap[i][0] && sc_resolve_op(c, c->fault_swap[i], &f->swap) != 0)
+      return -1;
+    if (f->op < 0)
+      continue;
+    const struct sc_op *op = &sc->ops[f->op];
+    unsigned callmods = SC_F_COUNT | SC_F_DTYPE | SC_F_REDOP | SC_F_ROOT | SC_F_PEER | SC_F_COLL;
+    if ((f->actions & callmods) && !sc_kind_is_nccl(op->kind))
+      return sc_error(c, "op %d (line %d) is '%s': only collectives and p2p take count/dtype/"
+                      "redop/root/peer/coll faults", f->op + 1, op->line, sc_kind_name(op->kind));
+    enum sc_kind k = (f->actions & SC_F_COLL) ? f->coll : op->kind;
+    if ((f->actions & SC_F_PEER) && !sc_kind_has_peer(k))
+      return sc_error(c, "peer= applies to send and recv only");
+    if (sc_kind_has_peer(k) && !sc_kind_has_peer(op->kind) && !(f->actions & SC_F_PEER))
+      return sc_error(c, "coll=%s needs peer=EXPR", sc_kind_name(k));
+  }
+  return 0;
+}
+
+static void sc_init(struct scenario *sc, const char *file)
+{
+  memset(sc, 0, sizeof *sc);
+  sc->file = file;
+  sc->steps = 1;
+  sc->step_sync = 1;
+  struct sc_comm *world = sc_push(&sc->comms, &sc->ncomms, sizeof *world);
+  strcpy(world->name, "world");
+  world->how = SC_COMM_WORLD;
+}
+
+int sc_load(const char *file, struct scenario *sc)
+{
+  sc_init(sc, file);
+  FILE *fp = fopen(file, "r");
+  if (!fp) {
+    fprintf(stderr, "%s: %s\n", file, strerror(errno));
+    return -1;
+  }
+  struct sc_ctx c = { sc, 0, 0, 0, NULL, NULL };
+  char *line = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  while (rc == 0 && getline(&line, &cap, fp) >= 0) {
+    c.line++;
+    char *tok[SC_MAX_TOKENS];
+    int n = sc_tokenize(line, tok);
+    if (n < 0)
+      rc = sc_error(&c, "more than %d words", SC_MAX_TOKENS);
+    else if (n > 0)
+      rc = sc_parse_line(&c, tok, n);
+  }
+  free(line);
+  fclose(fp);
+  if (rc == 0 && !sc->world) {
+    c.line = 1;
+    rc = sc_error(&c, "no 'world N' line");
+  }
+  if (rc == 0 && c.group_depth != 0) {
+    c.line = c.group_line;
+    rc = sc_error(&c, "'group begin' without 'group end' in the body");
+  }
+  if (rc == 0)
+    rc = sc_resolve_faults(&c);
+  for (int i = 0; rc == 0 && i < sc->ncomms; i++)
+    rc = sc_plan_comm(sc, &sc->comms[i]);
+  free(c.fault_op);
+  free(c.fault_swap);
+  return rc;
+}
+
+void sc_free(struct scenario *sc)
+{
+  for (int i = 0; i < sc->nenv; i++)
+    free(sc->env[i].assign);
+  for (int i = 0; i < sc->ncomms; i++) {
+    struct sc_comm *cm = &sc->comms[i];
+    free(cm->rank_of);
+    free(cm->size_of);
+    free(cm->inst_of);
+    free(cm->color_of);
+    free(cm->key_of);
+  }
+  free(sc->env);
+  free(sc->comms);
+  free(sc->ops);
+  free(sc->faults);
+  memset(sc, 0, sizeof *sc);
+}

@@ -1,0 +1,145 @@
+/* scenario.h — the scenario file of fr-scenario-job (format:
+ * tests/scenarios/README.md): parsed form, rank selectors, expressions.
+ *
+ *   scenario.c  parsing and validation of a file
+ *   names.c     op kinds, datatypes, reduction operators, selectors
+ *   plan.c      membership of every rank in every communicator
+ *   expr.c      integer expressions over rank variables
+ *   boot.c      unique-id exchange through the bootstrap directory
+ *   job.c       the training loop that runs a parsed scenario
+ */
+#ifndef FR_SCENARIO_H
+#define FR_SCENARIO_H
+
+#include <stddef.h>
+
+#include "fr_nccl.h"
+
+#define SC_MAX_WORLD 4096
+#define SC_MAX_RANGES 16
+#define SC_EXPR_MAX 96
+#define SC_NAME_MAX 32
+
+/* What a body line does. */
+enum sc_kind {
+  SC_ALLREDUCE, SC_BROADCAST, SC_BCAST, SC_REDUCE, SC_ALLGATHER, SC_REDUCESCATTER,
+  SC_ALLTOALL, SC_GATHER, SC_SCATTER, SC_SEND, SC_RECV,
+  SC_GROUP_BEGIN, SC_GROUP_END, SC_SYNC, SC_SLEEP
+};
+
+/* A set of integers: union of ranges lo..hi by stride (hi may be INT_MAX). */
+struct sc_set {
+  int n;
+  int lo[SC_MAX_RANGES], hi[SC_MAX_RANGES], stride[SC_MAX_RANGES];
+};
+
+/* Variables an expression may use. */
+struct sc_vars {
+  long rank, size;              /* in the communicator in question */
+  long grank, wsize;            /* global rank, world size */
+};
+
+enum sc_comm_how { SC_COMM_WORLD, SC_COMM_SPLIT, SC_COMM_INIT };
+
+struct sc_comm {
+  char name[SC_NAME_MAX];
+  int line;
+  enum sc_comm_how how;
+  int parent;                   /* SC_COMM_SPLIT: index of the parent */
+  char color[SC_EXPR_MAX];      /* expressions; "" = default */
+  char key[SC_EXPR_MAX];
+  /* Membership, computed at load for every world rank g: */
+  int *rank_of;                 /* rank in its instance of the comm, -1: not a member */
+  int *size_of;                 /* size of that instance */
+  long *color_of;               /* evaluated color (split and init comms) */
+  long *key_of;                 /* evaluated key */
+  int *inst_of;                 /* instance (one per distinct color and parent instance) */
+};
+
+struct sc_op {
+  enum sc_kind kind;
+  int line;
+  char id[SC_NAME_MAX];         /* optional label for faults */
+  int comm;
+  char count[SC_EXPR_MAX];
+  ncclDataType_t dtype;
+  ncclRedOp_t redop;
+  char root[SC_EXPR_MAX];       /* root of rooted collectives */
+  char peer[SC_EXPR_MAX];       /* peer of send/recv */
+  struct sc_set ranks;          /* global ranks that run it */
+  long sleep_ms;                /* SC_SLEEP */
+};
+
+/* Fault actions */
+enum {
+  SC_F_STOP = 1 << 0, SC_F_SKIP = 1 << 1, SC_F_EXIT = 1 << 2, SC_F_CRASH = 1 << 3,
+  SC_F_EXTRA = 1 << 4, SC_F_COUNT = 1 << 5, SC_F_DTYPE = 1 << 6, SC_F_REDOP = 1 << 7,
+  SC_F_ROOT = 1 << 8, SC_F_PEER = 1 << 9, SC_F_COLL = 1 << 10, SC_F_SLEEP = 1 << 11,
+  SC_F_SWAP = 1 << 12
+};
+
+struct sc_fault {
+  int line;
+  struct sc_set ranks;          /* global ranks */
+  struct sc_set steps;
+  int op;                       /* body index (0-based internally), -1 none */
+  unsigned actions;
+  long sleep_ms;
+  char count[SC_EXPR_MAX];
+  ncclDataType_t dtype;
+  ncclRedOp_t redop;
+  char root[SC_EXPR_MAX];
+  char peer[SC_EXPR_MAX];
+  enum sc_kind coll;
+  int swap;                     /* body index to trade places with */
+};
+
+struct sc_env {
+  char *assign;                 /* "NAME=VALUE" */
+};
+
+struct scenario {
+  const char *file;
+  int world;
+  int steps;
+  int step_sync;
+  long time_limit;              /* seconds; 0 = the launcher's default */
+  int nenv, ncomms, nops, nfaults;
+  struct sc_env *env;
+  struct sc_comm *comms;
+  struct sc_op *ops;
+  struct sc_fault *faults;
+};
+
+/* Parses a file; on error prints "FILE:LINE: message" and returns -1. */
+int sc_load(const char *file, struct scenario *sc);
+void sc_free(struct scenario *sc);
+
+/* Fills cm's membership tables (rank_of ...) for every world rank; comms
+ * it depends on must be planned first.  On error prints "FILE:LINE: ...". */
+int sc_plan_comm(const struct scenario *sc, struct sc_comm *cm);
+
+/* names.c: lookups return 0, or -1 for an unknown word. */
+int sc_kind_lookup(const char *s, enum sc_kind *out);
+int sc_dtype_lookup(const char *s, ncclDataType_t *out);
+int sc_redop_lookup(const char *s, ncclRedOp_t *out);
+/* Bytes per element of a datatype. */
+size_t sc_dtype_size(ncclDataType_t dtype);
+const char *sc_kind_name(enum sc_kind kind);
+/* Whether the kind is a collective or p2p call (has a communicator). */
+int sc_kind_is_nccl(enum sc_kind kind);
+int sc_kind_has_root(enum sc_kind kind);
+int sc_kind_has_redop(enum sc_kind kind);
+int sc_kind_has_peer(enum sc_kind kind);
+int sc_set_has(const struct sc_set *s, long v);
+
+/* Evaluates an expression; on error writes a message and returns -1. */
+int sc_expr_eval(const char *text, const struct sc_vars *v, long *out, char *err, size_t errsize);
+/* Checks an expression's syntax and names only. */
+int sc_expr_check(const char *text, char *err, size_t errsize);
+
+/* The unique id of instance `instance` of comm `name`: made by its rank 0,
+ * read by the others (boot.c).  0, or -1 after printing why. */
+int boot_unique_id(const char *name, int instance, int rank, int size, ncclUniqueId *id);
+
+#endif /* FR_SCENARIO_H */

@@ -1,0 +1,400 @@
+/* cuda_sim.c — the simulator's libcuda.so.1: the CUDA driver calls of
+ * fr_cuda.h on a machine without a GPU.
+ *
+ * A stream is a worker thread with a FIFO queue of host functions (see
+ * sim.h).  An event is recorded by queueing a marker behind the work already
+ * on the stream; it is complete once the worker has run the marker of its
+ * latest record (a never-recorded event is complete).  Device memory is host
+ * memory.  After fork() the child keeps every stream object but with an empty
+ * queue and no worker; one is started again on the next enqueue.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+/* Driver version reported: CUDA 13.0 */
+#define SIM_DRIVER_VERSION 13000
+
+struct sim_task {
+  struct sim_task *next;
+  sim_task_fn fn;
+  void *arg;
+};
+
+struct CUstream_st {
+  pthread_mutex_t mu;
+  pthread_cond_t work;          /* queue became non-empty, or destroyed */
+  pthread_cond_t idle;          /* a task finished */
+  struct sim_task *head, *tail;
+  uint64_t queued, done;        /* tasks appended / finished so far */
+  int has_worker;
+  int destroyed;
+  struct CUstream_st *next_all; /* registry of live streams (for fork) */
+};
+
+struct CUevent_st {
+  _Atomic uint64_t recorded;    /* generation of the latest record */
+  _Atomic uint64_t reached;     /* highest generation whose marker ran */
+  _Atomic int refs;             /* the handle + pending markers */
+};
+
+struct sim_marker {
+  struct CUevent_st *event;
+  uint64_t gen;
+};
+
+struct CUctx_st {
+  int unused;
+};
+
+static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct CUstream_st *g_streams;
+static struct CUstream_st *g_default_stream;
+static struct CUctx_st g_context;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/* Locks every stream so that fork() copies them in a consistent state. */
+static void sim_fork_prepare(void)
+{
+  pthread_mutex_lock(&g_registry_mu);
+  for (struct CUstream_st *s = g_streams; s; s = s->next_all)
+    pthread_mutex_lock(&s->mu);
+}
+
+static void sim_fork_parent(void)
+{
+  for (struct CUstream_st *s = g_streams; s; s = s->next_all)
+    pthread_mutex_unlock(&s->mu);
+  pthread_mutex_unlock(&g_registry_mu);
+}
+
+/* In the child: no worker survived the fork; forget the queued work. */
+static void sim_fork_child(void)
+{
+  for (struct CUstream_st *s = g_streams; s; s = s->next_all) {
+    struct sim_task *t = s->head;
+    while (t) {
+      struct sim_task *n = t->next;
+      free(t);
+      t = n;
+    }
+    s->head = s->tail = NULL;
+    s->queued = s->done = 0;
+    s->has_worker = 0;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->idle, NULL);
+  }
+  pthread_mutex_init(&g_registry_mu, NULL);
+}
+
+static void sim_register_atfork(void)
+{
+  pthread_atfork(sim_fork_prepare, sim_fork_parent, sim_fork_child);
+}
+
+/* A stream without a worker yet (started by the first enqueue). */
+static struct CUstream_st *sim_stream_new(void)
+{
+  pthread_once(&g_atfork_once, sim_register_atfork);
+  struct CUstream_st *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->work, NULL);
+  pthread_cond_init(&s->idle, NULL);
+  pthread_mutex_lock(&g_registry_mu);
+  s->next_all = g_streams;
+  g_streams = s;
+  pthread_mutex_unlock(&g_registry_mu);
+  return s;
+}
+
+/* Unlinks a stream from the registry and frees it (its worker is gone).
+ * Its mutex and conds are not pthread_*_destroy()ed: glibc's destroy is a
+ * no-op, and helgrind misreads it after the host thread's last unlock. */
+static void sim_stream_free(struct CUstream_st *s)
+{
+  pthread_mutex_lock(&g_registry_mu);
+  for (struct CUstream_st **p = &g_streams; *p; p = &(*p)->next_all) {
+    if (*p == s) {
+      *p = s->next_all;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_registry_mu);
+  free(s);
+}
+
+/* The worker: runs queued tasks in order until the stream is destroyed and
+ * drained. */
+static void *sim_worker(void *arg)
+{
+  struct CUstream_st *s = arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals belong to the host threads */
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->head && !s->destroyed)
+      pthread_cond_wait(&s->work, &s->mu);
+    if (!s->head)
+      break;
+    struct sim_task *t = s->head;
+    s->head = t->next;
+    if (!s->head)
+      s->tail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    t->fn(t->arg);
+    free(t);
+    pthread_mutex_lock(&s->mu);
+    s->done++;
+    pthread_cond_broadcast(&s->idle);
+  }
+  s->has_worker = 0;
+  pthread_mutex_unlock(&s->mu);
+  sim_stream_free(s);
+  return NULL;
+}
+
+/* The NULL stream: this process's default stream, created on first use. */
+static struct CUstream_st *sim_resolve(CUstream stream)
+{
+  if (stream)
+    return stream;
+  pthread_mutex_lock(&g_registry_mu);
+  struct CUstream_st *s = g_default_stream;
+  pthread_mutex_unlock(&g_registry_mu);
+  if (s)
+    return s;
+  s = sim_stream_new();
+  if (!s)
+    return NULL;
+  pthread_mutex_lock(&g_registry_mu);
+  if (g_default_stream) { /* another thread won the race */
+    pthread_mutex_unlock(&g_registry_mu);
+    sim_stream_free(s);
+    pthread_mutex_lock(&g_registry_mu);
+  } else {
+    g_default_stream = s;
+  }
+  s = g_default_stream;
+  pthread_mutex_unlock(&g_registry_mu);
+  return s;
+}
+
+CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg)
+{
+  struct CUstream_st *s = sim_resolve(stream);
+  if (!s || !fn)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct sim_task *t = malloc(sizeof *t);
+  if (!t)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  t->next = NULL;
+  t->fn = fn;
+  t->arg = arg;
+  pthread_mutex_lock(&s->mu);
+  if (s->destroyed) {
+    pthread_mutex_unlock(&s->mu);
+    free(t);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (!s->has_worker) {
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&tid, &attr, sim_worker, s);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+      pthread_mutex_unlock(&s->mu);
+      free(t);
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    pthread_setname_np(tid, "sim-stream");
+    s->has_worker = 1;
+  }
+  if (s->tail)
+    s->tail->next = t;
+  else
+    s->head = t;
+  s->tail = t;
+  s->queued++;
+  pthread_cond_signal(&s->work);
+  pthread_mutex_unlock(&s->mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuInit(unsigned int Flags)
+{
+  return Flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuDriverGetVersion(int *driverVersion)
+{
+  if (!driverVersion)
+    return CUDA_ERROR_INVALID_VALUE;
+  *driverVersion = SIM_DRIVER_VERSION;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+  if (!pctx)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pctx = &g_context;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+  if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUstream_st *s = sim_stream_new();
+  if (!s)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  *phStream = s;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream hStream)
+{
+  struct CUstream_st *s = sim_resolve(hStream);
+  if (!s)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&s->mu);
+  uint64_t target = s->queued;
+  while (s->done < target)
+    pthread_cond_wait(&s->idle, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(CUstream hStream)
+{
+  struct CUstream_st *s = sim_resolve(hStream);
+  if (!s)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&s->mu);
+  int drained = s->done == s->queued;
+  pthread_mutex_unlock(&s->mu);
+  return drained ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+  (void)hStream;
+  if (!captureStatus)
+    return CUDA_ERROR_INVALID_VALUE;
+  *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+/* Like the driver, returns at once: queued work still runs, then the worker
+ * exits and frees the stream. */
+CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+  if (!hStream || hStream == g_default_stream)
+    return CUDA_ERROR_INVALID_HANDLE;
+  struct CUstream_st *s = hStream;
+  pthread_mutex_lock(&s->mu);
+  if (s->destroyed) {
+    pthread_mutex_unlock(&s->mu);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  s->destroyed = 1;
+  int has_worker = s->has_worker;
+  pthread_cond_signal(&s->work);
+  pthread_mutex_unlock(&s->mu);
+  if (!has_worker)
+    sim_stream_free(s);
+  return CUDA_SUCCESS;
+}
+
+static void sim_event_unref(struct CUevent_st *e)
+{
+  if (atomic_fetch_sub(&e->refs, 1) == 1)
+    free(e);
+}
+
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+  if (!phEvent || (Flags & ~0xfu))
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUevent_st *e = calloc(1, sizeof *e);
+  if (!e)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  atomic_init(&e->refs, 1);
+  *phEvent = e;
+  return CUDA_SUCCESS;
+}
+
+/* Stream task: the event's record `gen` has been reached. */
+static void sim_marker_run(void *arg)
+{
+  struct sim_marker *m = arg;
+  uint64_t cur = atomic_load(&m->event->reached);
+  while (cur < m->gen && !atomic_compare_exchange_weak(&m->event->reached, &cur, m->gen))
+    ;
+  sim_event_unref(m->event);
+  free(m);
+}
+
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+  if (!hEvent)
+    return CUDA_ERROR_INVALID_HANDLE;
+  struct sim_marker *m = malloc(sizeof *m);
+  if (!m)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  m->event = hEvent;
+  m->gen = atomic_fetch_add(&hEvent->recorded, 1) + 1;
+  atomic_fetch_add(&hEvent->refs, 1);
+  CUresult rc = sim_stream_enqueue(hStream, sim_marker_run, m);
+  if (rc != CUDA_SUCCESS)
+    sim_marker_run(m); /* a failed record leaves the event complete */
+  return rc;
+}
+
+CUresult cuEventQuery(CUevent hEvent)
+{
+  if (!hEvent)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return atomic_load(&hEvent->reached) >= atomic_load(&hEvent->recorded)
+             ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+/* The event is freed once no queued marker refers to it any more. */
+CUresult cuEventDestroy_v2(CUevent hEvent)
+{
+  if (!hEvent)
+    return CUDA_ERROR_INVALID_HANDLE;
+  sim_event_unref(hEvent);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+  if (!dptr || bytesize == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  void *p = calloc(1, bytesize);
+  if (!p)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  *dptr = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+  free((void *)(uintptr_t)dptr);
+  return CUDA_SUCCESS;
+}

@@ -1,0 +1,487 @@
+/* nccl_sim.c — the simulator's libnccl.so.2: the NCCL 2.28 API of
+ * nccl_api.def on top of the simulated CUDA streams.
+ *
+ * Like real NCCL, every function is defined as pncclX and exported as well
+ * under ncclX, a weak alias, so an interposer (the recorder) can define
+ * ncclX and reach this one through pncclX.  Collectives and p2p calls check
+ * their arguments, then queue one task on the stream and return at once;
+ * between GroupStart and the outermost GroupEnd they are collected per
+ * thread and launched as one task on the first op's stream.  Functions the
+ * simulator does not model return ncclInvalidUsage.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "sim_nccl.h"
+
+/* The calling thread's group nesting and the ops collected in it. */
+struct sim_group {
+  int depth;
+  int nops, cap;
+  struct sim_op *ops;
+  cudaStream_t stream;
+};
+
+static __thread struct sim_group t_group;
+static __thread char t_last_error[256];
+
+ncclResult_t sim_error(ncclResult_t rc, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(t_last_error, sizeof t_last_error, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+static ncclResult_t sim_check_comm(ncclComm_t comm)
+{
+  if (!comm || !comm->seg)
+    return sim_error(ncclInvalidArgument, "invalid communicator");
+  return ncclSuccess;
+}
+
+/* Queues a batch on a stream; the comms' pending counts cover it until the
+ * worker is done. */
+static ncclResult_t sim_launch(struct sim_op *ops, int nops, cudaStream_t stream)
+{
+  struct sim_batch *b = malloc(sizeof *b + (size_t)nops * sizeof *ops);
+  if (!b)
+    return sim_error(ncclSystemError, "out of memory");
+  b->nops = nops;
+  memcpy(b->ops, ops, (size_t)nops * sizeof *ops);
+  for (int i = 0; i < nops; i++)
+    atomic_fetch_add(&ops[i].comm->pending, 1);
+  CUresult cr = sim_stream_enqueue(stream, sim_batch_run, b);
+  if (cr != CUDA_SUCCESS) {
+    for (int i = 0; i < nops; i++)
+      atomic_fetch_sub(&ops[i].comm->pending, 1);
+    free(b);
+    return sim_error(ncclUnhandledCudaError, "cannot launch on the stream (CUDA error %d)", (int)cr);
+  }
+  return ncclSuccess;
+}
+
+/* Checks an op and launches it, or adds it to the thread's open group. */
+static ncclResult_t sim_enqueue(const struct sim_op *op, cudaStream_t stream)
+{
+  ncclResult_t rc = sim_check_comm(op->comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (sim_dtype_size(op->dtype) == 0)
+    return sim_error(ncclInvalidArgument, "invalid datatype %d", (int)op->dtype);
+  int reduces = op->kind == SIM_ALLREDUCE || op->kind == SIM_REDUCE || op->kind == SIM_REDUCESCATTER;
+  if (reduces && ((int)op->redop < 0 || op->redop >= ncclNumOps))
+    return sim_error(ncclInvalidArgument, "invalid reduction operation %d", (int)op->redop);
+  int rooted = op->kind == SIM_BROADCAST || op->kind == SIM_REDUCE || op->kind == SIM_GATHER ||
+               op->kind == SIM_SCATTER || op->kind == SIM_SEND || op->kind == SIM_RECV;
+  if (rooted && (op->peer < 0 || op->peer >= op->comm->nranks))
+    return sim_error(ncclInvalidArgument, "%s %d out of range [0, %d)",
+                     op->kind == SIM_SEND || op->kind == SIM_RECV ? "peer" : "root",
+                     op->peer, op->comm->nranks);
+  if (op->count > 0 && ((!op->sendbuff && op->kind != SIM_RECV) || (!op->recvbuff && op->kind != SIM_SEND)))
+    return sim_error(ncclInvalidArgument, "NULL buffer");
+  struct sim_group *g = &t_group;
+  if (g->depth == 0)
+    return sim_launch((struct sim_op *)op, 1, stream);
+  if (g->nops == g->cap) {
+    int cap = g->cap ? 2 * g->cap : 16;
+    struct sim_op *ops = realloc(g->ops, (size_t)cap * sizeof *ops);
+    if (!ops)
+      return sim_error(ncclSystemError, "out of memory");
+    g->ops = ops;
+    g->cap = cap;
+  }
+  if (g->nops == 0)
+    g->stream = stream;
+  g->ops[g->nops++] = *op;
+  return ncclSuccess;
+}
+
+static struct sim_op sim_op_make(enum sim_kind kind, ncclComm_t comm, const void *sendbuff, void *recvbuff,
+                                 size_t count, ncclDataType_t dtype, ncclRedOp_t redop, int peer)
+{
+  struct sim_op op = { kind, comm, sendbuff, recvbuff, count, dtype, redop, peer };
+  return op;
+}
+
+/* ---- Version, ids, errors ---- */
+
+ncclResult_t pncclGetVersion(int *version)
+{
+  if (!version)
+    return sim_error(ncclInvalidArgument, "version is NULL");
+  *version = SIM_NCCL_VERSION;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclGetUniqueId(ncclUniqueId *uniqueId)
+{
+  if (!uniqueId)
+    return sim_error(ncclInvalidArgument, "uniqueId is NULL");
+  size_t got = 0;
+  while (got < sizeof uniqueId->internal) {
+    ssize_t n = getrandom(uniqueId->internal + got, sizeof uniqueId->internal - got, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return sim_error(ncclSystemError, "getrandom: %s", strerror(errno));
+    got += (size_t)n;
+  }
+  return ncclSuccess;
+}
+
+const char *pncclGetErrorString(ncclResult_t result)
+{
+  switch (result) {
+  case ncclSuccess: return "no error";
+  case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+  case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+  case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
+  case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+  case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+  case ncclRemoteError: return "remote process exited or there was a network error";
+  case ncclInProgress: return "NCCL operation in progress";
+  default: return "unknown result code";
+  }
+}
+
+const char *pncclGetLastError(ncclComm_t comm)
+{
+  (void)comm;
+  return t_last_error;
+}
+
+/* ---- Communicators ---- */
+
+ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+{
+  if (!comm)
+    return sim_error(ncclInvalidArgument, "comm is NULL");
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    return sim_error(ncclInvalidArgument, "rank %d / nranks %d invalid", rank, nranks);
+  return sim_comm_init(comm, nranks, (const unsigned char *)commId.internal, rank);
+}
+
+/* The config is accepted and ignored: the simulator is always blocking. */
+ncclResult_t pncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                     ncclConfig_t *config)
+{
+  (void)config;
+  return pncclCommInitRank(comm, nranks, commId, rank);
+}
+
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
+{
+  (void)config;
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (!newcomm)
+    return sim_error(ncclInvalidArgument, "newcomm is NULL");
+  if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+    return sim_error(ncclInvalidArgument, "invalid color %d", color);
+  return sim_comm_split(comm, color, key, newcomm);
+}
+
+ncclResult_t pncclCommFinalize(ncclComm_t comm)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  sim_comm_drain(comm);
+  return ncclSuccess;
+}
+
+/* Waits for the comm's launched ops, like NCCL's implicit finalize. */
+ncclResult_t pncclCommDestroy(ncclComm_t comm)
+{
+  if (!comm)
+    return ncclSuccess;
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  sim_comm_drain(comm);
+  sim_comm_free(comm);
+  return ncclSuccess;
+}
+
+/* Stops the comm's ops in flight; frees it once they have returned (if
+ * that takes more than a second, e.g. an op of the same batch hangs on
+ * another comm, the comm is left allocated). */
+ncclResult_t pncclCommAbort(ncclComm_t comm)
+{
+  if (!comm)
+    return ncclSuccess;
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  atomic_store(&comm->aborted, 1);
+  sim_ring_self(comm);
+  for (int i = 0; i < 1000 && atomic_load(&comm->pending) > 0; i++) {
+    struct timespec ts = { 0, 1000000L };
+    nanosleep(&ts, NULL);
+  }
+  if (atomic_load(&comm->pending) == 0)
+    sim_comm_free(comm);
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (!asyncError)
+    return sim_error(ncclInvalidArgument, "asyncError is NULL");
+  *asyncError = ncclSuccess;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommCount(const ncclComm_t comm, int *count)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (!count)
+    return sim_error(ncclInvalidArgument, "count is NULL");
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int *device)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (!device)
+    return sim_error(ncclInvalidArgument, "device is NULL");
+  *device = 0;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclCommUserRank(const ncclComm_t comm, int *rank)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (!rank)
+    return sim_error(ncclInvalidArgument, "rank is NULL");
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+
+/* ---- Groups ---- */
+
+ncclResult_t pncclGroupStart(void)
+{
+  t_group.depth++;
+  return ncclSuccess;
+}
+
+ncclResult_t pncclGroupEnd(void)
+{
+  struct sim_group *g = &t_group;
+  if (g->depth == 0)
+    return sim_error(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
+  if (--g->depth > 0)
+    return ncclSuccess;
+  ncclResult_t rc = ncclSuccess;
+  if (g->nops > 0)
+    rc = sim_launch(g->ops, g->nops, g->stream);
+  g->nops = 0;
+  free(g->ops);
+  g->ops = NULL;
+  g->cap = 0;
+  return rc;
+}
+
+/* ---- Collectives and p2p ---- */
+
+ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_ALLREDUCE, comm, sendbuff, recvbuff, count, datatype, op, -1);
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                            int root, ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_BROADCAST, comm, sendbuff, recvbuff, count, datatype, ncclSum, root);
+  return sim_enqueue(&o, stream);
+}
+
+/* In-place broadcast, implemented (like NCCL) by calling the exported
+ * ncclBroadcast, so an interposer sees a Broadcast. */
+ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                        cudaStream_t stream)
+{
+  return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                         ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_REDUCE, comm, sendbuff, recvbuff, count, datatype, op, root);
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
+                            ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_ALLGATHER, comm, sendbuff, recvbuff, sendcount, datatype, ncclSum, -1);
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+                                ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_REDUCESCATTER, comm, sendbuff, recvbuff, recvcount, datatype, op, -1);
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_ALLTOALL, comm, sendbuff, recvbuff, count, datatype, ncclSum, -1);
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                         int root, ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_GATHER, comm, sendbuff, recvbuff, count, datatype, ncclSum, root);
+  if (comm && comm->rank != root && count > 0 && !recvbuff)
+    o.recvbuff = (void *)sendbuff; /* only the root needs a receive buffer */
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                          int root, ncclComm_t comm, cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_SCATTER, comm, sendbuff, recvbuff, count, datatype, ncclSum, root);
+  if (comm && comm->rank != root && count > 0 && !sendbuff)
+    o.sendbuff = recvbuff;         /* only the root needs a send buffer */
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_SEND, comm, sendbuff, NULL, count, datatype, ncclSum, peer);
+  return sim_enqueue(&o, stream);
+}
+
+ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t stream)
+{
+  struct sim_op o = sim_op_make(SIM_RECV, comm, NULL, recvbuff, count, datatype, ncclSum, peer);
+  return sim_enqueue(&o, stream);
+}
+
+/* ---- Not modelled by the simulator ---- */
+
+static ncclResult_t sim_unsupported(const char *name)
+{
+  return sim_error(ncclInvalidUsage, "%s is not supported by the NCCL simulator", name);
+}
+
+ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+{
+  (void)comm; (void)ndev; (void)devlist;
+  return sim_unsupported("ncclCommInitAll");
+}
+
+ncclResult_t pncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+                                       ncclUniqueId *commIds, ncclConfig_t *config)
+{
+  (void)newcomm; (void)nranks; (void)myrank; (void)nId; (void)commIds; (void)config;
+  return sim_unsupported("ncclCommInitRankScalable");
+}
+
+ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags)
+{
+  (void)comm; (void)revokeFlags;
+  return sim_unsupported("ncclCommRevoke");
+}
+
+ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
+                             ncclConfig_t *config, int shrinkFlags)
+{
+  (void)comm; (void)excludeRanksList; (void)excludeRanksCount; (void)newcomm; (void)config; (void)shrinkFlags;
+  return sim_unsupported("ncclCommShrink");
+}
+
+ncclResult_t pncclMemAlloc(void **ptr, size_t size)
+{
+  (void)ptr; (void)size;
+  return sim_unsupported("ncclMemAlloc");
+}
+
+ncclResult_t pncclMemFree(void *ptr)
+{
+  (void)ptr;
+  return sim_unsupported("ncclMemFree");
+}
+
+ncclResult_t pncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle)
+{
+  (void)comm; (void)buff; (void)size; (void)handle;
+  return sim_unsupported("ncclCommRegister");
+}
+
+ncclResult_t pncclCommDeregister(const ncclComm_t comm, void *handle)
+{
+  (void)comm; (void)handle;
+  return sim_unsupported("ncclCommDeregister");
+}
+
+ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win, int winFlags)
+{
+  (void)comm; (void)buff; (void)size; (void)win; (void)winFlags;
+  return sim_unsupported("ncclCommWindowRegister");
+}
+
+ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win)
+{
+  (void)comm; (void)win;
+  return sim_unsupported("ncclCommWindowDeregister");
+}
+
+ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
+                                       ncclScalarResidence_t residence, ncclComm_t comm)
+{
+  (void)op; (void)scalar; (void)datatype; (void)residence; (void)comm;
+  return sim_unsupported("ncclRedOpCreatePreMulSum");
+}
+
+ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
+{
+  (void)op; (void)comm;
+  return sim_unsupported("ncclRedOpDestroy");
+}
+
+ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
+{
+  (void)simInfo;
+  return sim_unsupported("ncclGroupSimulateEnd");
+}
+
+/* ---- ncclX: weak aliases of every pncclX, generated from the table ---- */
+
+#define SIM_ALIAS_(ret, Name, params) ret nccl##Name params __attribute__((weak, alias("pnccl" #Name)));
+#define FR_COLL(code, Name, rec, params, args, c, d, o, r) SIM_ALIAS_(ncclResult_t, Name, params)
+#define FR_P2P(code, Name, params, args, dir) SIM_ALIAS_(ncclResult_t, Name, params)
+#define FR_CALL(code, Name, params, args) SIM_ALIAS_(ncclResult_t, Name, params)
+#define FR_PASS(ret, Name, params) SIM_ALIAS_(ret, Name, params)
+#include "nccl_api.def"

@@ -1,0 +1,101 @@
+/* sim_comm.c — communicator lifecycle of the simulator: init (a blocking
+ * rendezvous of all members in shared memory), split, drain and free.
+ *
+ * A split child's unique id is derived from (parent id, index of the split
+ * on the parent, color), so every member of one color computes the same id
+ * without talking; members are ordered by (key, parent rank).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_nccl.h"
+
+ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id, int rank)
+{
+  struct ncclComm *c = calloc(1, sizeof *c);
+  if (!c)
+    return sim_error(ncclSystemError, "out of memory");
+  c->rank = rank;
+  c->nranks = nranks;
+  memcpy(c->id, id, NCCL_UNIQUE_ID_BYTES);
+  atomic_init(&c->pending, 0);
+  atomic_init(&c->aborted, 0);
+  ncclResult_t rc = sim_seg_attach(c);
+  if (rc != ncclSuccess) {
+    free(c);
+    return rc;
+  }
+  *out = c;
+  return ncclSuccess;
+}
+
+/* splitmix64: one step of a well-mixed 64-bit sequence. */
+static uint64_t sim_mix(uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* The unique id of split number `index` of `parent`, for one color. */
+static void sim_split_id(const unsigned char *parent, int index, int color, unsigned char *out)
+{
+  uint64_t seed = 0x73706c6974ull; /* "split" */
+  for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; i++)
+    seed = sim_mix(seed ^ parent[i]);
+  seed = sim_mix(seed ^ (uint64_t)(uint32_t)index);
+  seed = sim_mix(seed ^ ((uint64_t)(uint32_t)color << 32));
+  for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; i += 8) {
+    uint64_t v = sim_mix(seed + (uint64_t)i);
+    memcpy(out + i, &v, 8);
+  }
+}
+
+/* Exchanges (color, key) on the parent, then inits the child of this
+ * color with its derived id; NCCL_SPLIT_NOCOLOR gets NULL. */
+ncclResult_t sim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm)
+{
+  int n = comm->nranks;
+  int *colors = malloc((size_t)n * sizeof *colors);
+  int *keys = malloc((size_t)n * sizeof *keys);
+  if (!colors || !keys) {
+    free(colors);
+    free(keys);
+    return sim_error(ncclSystemError, "out of memory");
+  }
+  int index = comm->nsplits;
+  sim_split_exchange(comm, color, key, colors, keys);
+  int size = 0, myrank = 0;
+  for (int i = 0; i < n; i++) {
+    if (colors[i] != color)
+      continue;
+    size++;
+    if (keys[i] < key || (keys[i] == key && i < comm->rank))
+      myrank++;
+  }
+  free(colors);
+  free(keys);
+  if (color == NCCL_SPLIT_NOCOLOR) {
+    *newcomm = NULL;
+    return ncclSuccess;
+  }
+  unsigned char id[NCCL_UNIQUE_ID_BYTES];
+  sim_split_id(comm->id, index, color, id);
+  return sim_comm_init(newcomm, size, id, myrank);
+}
+
+void sim_comm_drain(ncclComm_t comm)
+{
+  unsigned iter = 0;
+  while (atomic_load(&comm->pending) > 0 && !atomic_load(&comm->aborted))
+    sim_backoff(&iter);
+}
+
+void sim_comm_free(ncclComm_t comm)
+{
+  sim_seg_detach(comm);
+  free(comm);
+}

@@ -1,0 +1,1166 @@
+/* check_analyze.c — unit tests of the analyzer library on synthetic jobs.
+ *
+ * Jobs are built in memory from frz_process/frz_comm/frz_record structs and
+ * handed to the library decoded (fa_add_dump) or, for the file path,
+ * encoded with frz_encode into a temporary directory.
+ *
+ * `check_analyze --mkdumps DIR` writes the deterministic dump sets that the
+ * CLI golden tests (tests/e2e/cli.sh) use (DIR/c1, DIR/hostile), and exits.
+ */
+#include "config.h"
+
+#include <cJSON.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "frz.h"
+
+/* ---- a synthetic job ---------------------------------------------------------- */
+
+#define MAXR 16
+#define MAXC 4
+#define T0 1000000000000ull /* CLOCK_MONOTONIC of the first record */
+#define DT 1000000ull       /* 1 ms between ops */
+
+typedef struct job {
+  int n;
+  frz_process proc[MAXR];
+  frz_comm comm[MAXR][MAXC];
+  uint32_t ncomm[MAXR];
+  frz_record *rec[MAXR];
+  uint64_t nrec[MAXR], cap[MAXR];
+  int absent[MAXR]; /* no dump for this rank */
+} job;
+
+static job *job_new(int n)
+{
+  job *j = calloc(1, sizeof *j);
+  ck_assert_ptr_nonnull(j);
+  j->n = n;
+  for (int r = 0; r < n; r++) {
+    frz_process *p = &j->proc[r];
+    p->global_rank = r;
+    p->world_size = n;
+    p->local_rank = r % 4;
+    p->pid = 4000 + (uint32_t)r;
+    snprintf(p->host, sizeof p->host, "node%02d", r / 4);
+    snprintf(p->job_id, sizeof p->job_id, "job-42");
+    p->nccl_version = 22809;
+    p->recorder_version = 100;
+    p->anchor_realtime_ns = 1764452160000000000ull;
+    p->anchor_monotonic_ns = T0 - 1000 * DT;
+    p->trigger = FRZ_TRIGGER_TIMEOUT;
+    p->frame = 0;
+    p->trigger_time_ns = T0 + 60000 * DT;
+    p->frame_time_ns = T0 + 60000 * DT + 5 * DT;
+    p->trigger_rank = 0;
+    p->ring_capacity = 16384;
+    snprintf(p->trigger_text, sizeof p->trigger_text, "oldest op waited 60 s");
+  }
+  return j;
+}
+
+static void job_free(job *j)
+{
+  for (int r = 0; r < MAXR; r++) free(j->rec[r]);
+  free(j);
+}
+
+/* Give rank r comm rank `cr` of comm `id` (nranks members). */
+static void job_comm(job *j, int r, uint64_t id, int nranks, int cr)
+{
+  ck_assert_uint_lt(j->ncomm[r], MAXC);
+  frz_comm *c = &j->comm[r][j->ncomm[r]++];
+  memset(c, 0, sizeof *c);
+  c->comm_id = id;
+  c->nccl_comm_hash = id ^ 0x5a5a5a5a00000000ull;
+  c->handle = 0x7f0000001000ull + (uint64_t)j->ncomm[r] * 0x100;
+  c->nranks = nranks;
+  c->rank = cr;
+  c->split_color = -1;
+  c->cuda_device = r % 4;
+  c->last_enqueued_seq = c->last_started_seq = c->last_completed_seq = -1;
+}
+
+/* Every rank of the job joins comm `id` with comm rank = global rank. */
+static void job_world(job *j, uint64_t id)
+{
+  for (int r = 0; r < j->n; r++) job_comm(j, r, id, j->n, r);
+}
+
+static frz_comm *find_comm(job *j, int r, uint64_t id)
+{
+  for (uint32_t i = 0; i < j->ncomm[r]; i++)
+    if (j->comm[r][i].comm_id == id) return &j->comm[r][i];
+  ck_abort_msg("rank %d has no comm %llx", r, (unsigned long long)id);
+  return NULL;
+}
+
+static frz_record *push_rec(job *j, int r)
+{
+  if (j->nrec[r] == j->cap[r]) {
+    j->cap[r] = j->cap[r] ? j->cap[r] * 2 : 64;
+    j->rec[r] = realloc(j->rec[r], j->cap[r] * sizeof *j->rec[r]);
+    ck_assert_ptr_nonnull(j->rec[r]);
+  }
+  frz_record *x = &j->rec[r][j->nrec[r]];
+  memset(x, 0, sizeof *x);
+  x->id = j->proc[r].records_total++;
+  j->nrec[r]++;
+  return x;
+}
+
+/* A collective on rank r, comm id, at the comm's next seq. */
+static void coll(job *j, int r, uint64_t id, unsigned op, uint64_t count, unsigned dtype,
+                 unsigned redop, int root, unsigned state)
+{
+  frz_comm *c = find_comm(j, r, id);
+  frz_record *x = push_rec(j, r);
+  x->comm_id = id;
+  x->seq = c->next_seq++;
+  x->op = (uint16_t)op;
+  x->kind = FRZ_KIND_COLL;
+  x->count = count;
+  x->dtype = (uint8_t)dtype;
+  x->redop = (uint8_t)redop;
+  x->peer = root;
+  x->stream = 0x5000 + (uint64_t)r;
+  x->call_site = 0x401000;
+  x->tid = 7000 + (uint32_t)r;
+  x->t_enqueue_ns = T0 + x->id * DT;
+  x->state = (uint8_t)state;
+  x->result = 0;
+  if (state >= FRZ_STATE_STARTED) x->t_start_ns = x->t_enqueue_ns + DT / 10;
+  if (state == FRZ_STATE_COMPLETED) x->t_complete_ns = x->t_enqueue_ns + DT / 2;
+  c->last_enqueued_seq = (int64_t)x->seq;
+  if (state >= FRZ_STATE_STARTED) c->last_started_seq = (int64_t)x->seq;
+  if (state == FRZ_STATE_COMPLETED && c->last_completed_seq + 1 == (int64_t)x->seq)
+    c->last_completed_seq = (int64_t)x->seq;
+}
+
+/* The usual op: AllReduce of 1M float32 (sum), a Broadcast every 4th seq. */
+static void step(job *j, int r, uint64_t id, unsigned state)
+{
+  frz_comm *c = find_comm(j, r, id);
+  if (c->next_seq % 4 == 3) coll(j, r, id, FRZ_OP_Broadcast, 4096, 7, 255, 0, state);
+  else coll(j, r, id, FRZ_OP_AllReduce, 1048576, 7, 0, -1, state);
+}
+
+/* Ranks [lo, hi] run `nops` completed ops on comm id. */
+static void run(job *j, int lo, int hi, uint64_t id, int nops)
+{
+  for (int r = lo; r <= hi; r++)
+    for (int k = 0; k < nops; k++) step(j, r, id, FRZ_STATE_COMPLETED);
+}
+
+/* A p2p op of rank r (comm rank = r on comm id) with its own pair seq. */
+static void p2p(job *j, int r, uint64_t id, unsigned op, int peer, uint64_t seq, unsigned state)
+{
+  frz_record *x = push_rec(j, r);
+  x->comm_id = id;
+  x->seq = seq;
+  x->op = (uint16_t)op;
+  x->kind = FRZ_KIND_P2P;
+  x->dir = op == FRZ_OP_Send ? FRZ_DIR_SEND : FRZ_DIR_RECV;
+  x->peer = peer;
+  x->count = 1024;
+  x->dtype = 7;
+  x->redop = 255;
+  x->state = (uint8_t)state;
+  x->t_enqueue_ns = T0 + x->id * DT;
+  if (state == FRZ_STATE_COMPLETED) x->t_complete_ns = x->t_enqueue_ns + DT / 2;
+  x->result = 0;
+}
+
+/* A lifecycle op of rank r on comm id at the comm's next seq; `arg` stands
+ * for what differs by design between ranks (a split color). */
+static void life(job *j, int r, uint64_t id, unsigned op, uint64_t arg)
+{
+  frz_comm *c = find_comm(j, r, id);
+  frz_record *x = push_rec(j, r);
+  x->comm_id = id;
+  x->seq = c->next_seq++;
+  x->op = (uint16_t)op;
+  x->kind = FRZ_KIND_LIFE;
+  x->count = arg;
+  x->dtype = 255;
+  x->redop = 255;
+  x->peer = -1;
+  x->state = FRZ_STATE_COMPLETED;
+  x->t_enqueue_ns = T0 + x->id * DT;
+  x->t_complete_ns = x->t_enqueue_ns + DT / 2;
+  c->last_enqueued_seq = c->last_started_seq = c->last_completed_seq = (int64_t)x->seq;
+}
+
+/* Drop the oldest records of rank r so that comm id retains seqs >= first. */
+static void wrap(job *j, int r, uint64_t id, uint64_t first)
+{
+  uint64_t w = 0, dropped = 0;
+  for (uint64_t i = 0; i < j->nrec[r]; i++) {
+    const frz_record *x = &j->rec[r][i];
+    if (x->comm_id == id && x->seq < first) {
+      dropped++;
+      continue;
+    }
+    j->rec[r][w++] = *x;
+  }
+  j->nrec[r] = w;
+  frz_comm *c = find_comm(j, r, id);
+  c->first_retained_seq = first;
+  c->dropped_records = dropped;
+  j->proc[r].records_dropped = dropped;
+}
+
+static frz_dump dump_of(job *j, int r)
+{
+  frz_dump d;
+  memset(&d, 0, sizeof d);
+  d.version_major = FRZ_VERSION_MAJOR;
+  d.version_minor = FRZ_VERSION_MINOR;
+  d.process = j->proc[r];
+  d.ncomms = j->ncomm[r];
+  d.comms = malloc((d.ncomms ? d.ncomms : 1) * sizeof *d.comms);
+  ck_assert_ptr_nonnull(d.comms);
+  memcpy(d.comms, j->comm[r], d.ncomms * sizeof *d.comms);
+  d.nrecords = j->nrec[r];
+  d.records = malloc((d.nrecords ? d.nrecords : 1) * sizeof *d.records);
+  ck_assert_ptr_nonnull(d.records);
+  if (d.nrecords) memcpy(d.records, j->rec[r], d.nrecords * sizeof *d.records);
+  return d;
+}
+
+/* Analyse the job in memory. */
+static fa_analysis *analyse(job *j)
+{
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  for (int r = 0; r < j->n; r++) {
+    if (j->absent[r]) continue;
+    frz_dump d = dump_of(j, r);
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  if (getenv("FR_CHECK_SHOW")) { /* to look at the reports while writing tests */
+    fa_report_text(a, stdout);
+    fputs("----\n", stdout);
+  }
+  return a;
+}
+
+/* Write rank r's dump as DIR/NAME. */
+static void write_rank(job *j, int r, const char *dir, const char *name)
+{
+  void *buf;
+  size_t len;
+  frz_error e;
+  ck_assert_int_eq(frz_encode(&j->proc[r], j->comm[r], j->ncomm[r], j->rec[r], j->nrec[r], 0,
+                              &buf, &len, &e),
+                   FRZ_OK);
+  ck_assert_int_eq(frz_write_file_atomic(dir, name, buf, len, &e), FRZ_OK);
+  free(buf);
+}
+
+static void write_job(job *j, const char *dir)
+{
+  for (int r = 0; r < j->n; r++) {
+    if (j->absent[r]) continue;
+    char name[128];
+    ck_assert_int_gt(frz_dump_filename(name, sizeof name, j->proc[r].job_id, j->proc[r].global_rank,
+                                       j->proc[r].pid, j->proc[r].frame),
+                     0);
+    write_rank(j, r, dir, name);
+  }
+}
+
+/* ---- assertions on the result ------------------------------------------------- */
+
+static int ranks_are(const fa_ranks *r, const int32_t *want, uint32_t n)
+{
+  if (r->n != n) return 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (r->v[i] != want[i]) return 0;
+  return 1;
+}
+
+#define RANKS_EQ(r, ...)                                                              \
+  do {                                                                                \
+    static const int32_t want_[] = {__VA_ARGS__};                                     \
+    char got_[256];                                                                   \
+    ck_assert_msg(ranks_are((r), want_, sizeof want_ / sizeof want_[0]),              \
+                  "ranks %s: got [%s]", #r, fa_format_ranks((r)->v, (r)->n, got_, sizeof got_)); \
+  } while (0)
+
+#define RANKS_NONE(r) ck_assert_msg((r)->n == 0, "%s not empty", #r)
+
+static const fa_comm *comm_of(const fa_analysis *a, uint64_t id)
+{
+  int32_t i = fa_find_comm(a, id);
+  ck_assert_int_ge(i, 0);
+  return &a->comms[i];
+}
+
+static cJSON *json_of(const fa_analysis *a)
+{
+  char *s = fa_report_json(a);
+  ck_assert_ptr_nonnull(s);
+  cJSON *j = cJSON_Parse(s);
+  ck_assert_msg(j != NULL, "analysis JSON does not parse");
+  free(s);
+  return j;
+}
+
+/* The JSON value at a dotted path ("verdict.stuck.seq"). */
+static cJSON *jget(cJSON *root, const char *path)
+{
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", path);
+  cJSON *cur = root;
+  for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && cur; k = strtok_r(NULL, ".", &save))
+    cur = cJSON_GetObjectItemCaseSensitive(cur, k);
+  ck_assert_msg(cur != NULL, "no %s in the JSON", path);
+  return cur;
+}
+
+/* A JSON array of numbers printed compactly, for comparisons. */
+static char *jtext(cJSON *root, const char *path)
+{
+  return cJSON_PrintUnformatted(jget(root, path));
+}
+
+#define JSON_IS(root, path, text)                                              \
+  do {                                                                         \
+    char *t_ = jtext((root), (path));                                          \
+    ck_assert_msg(strcmp(t_, (text)) == 0, "%s: expected %s, got %s", (path), (text), t_); \
+    cJSON_free(t_);                                                            \
+  } while (0)
+
+static char *text_of(const fa_analysis *a)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(fa_report_text(a, f), 0);
+  fclose(f);
+  return buf;
+}
+
+/* ---- jobs of the cases --------------------------------------------------------- */
+
+#define WORLD 0x00000000000000c1ull
+
+
+#define SPLIT_A 0x3f1e6a0b94c2d701ull
+#define SPLIT_B 0x8c0d52e7a19b3f42ull
+
+/* C1: 8 ranks; everybody completes seqs 0..36, then rank 5 stops and the
+ * others wait in seq 37 (an AllReduce). */
+static job *c1_job(void)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 37);
+  for (int r = 0; r < 8; r++)
+    if (r != 5) step(j, r, WORLD, FRZ_STATE_STARTED);
+  return j;
+}
+
+/* The CLI golden set: C1 with a CommSplit into two 4-rank comms (the split
+ * is seq 0 of the world comm; its color differs by rank) that ran a few
+ * all-gathers each. */
+static job *golden_job(void)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  for (int r = 0; r < 8; r++) {
+    life(j, r, WORLD, FRZ_OP_CommSplit, (uint64_t)(r / 4));
+    uint64_t id = r < 4 ? SPLIT_A : SPLIT_B;
+    job_comm(j, r, id, 4, r % 4);
+    frz_comm *c = find_comm(j, r, id);
+    c->parent_id = WORLD;
+    c->flags = FRZ_CF_SPLIT;
+    c->split_color = r / 4;
+    c->split_key = r;
+    life(j, r, id, FRZ_OP_CommSplit, 0);
+    for (int k = 0; k < 3; k++) coll(j, r, id, FRZ_OP_AllGather, 65536, 9, 255, -1, FRZ_STATE_COMPLETED);
+  }
+  run(j, 0, 7, WORLD, 36);
+  for (int r = 0; r < 8; r++)
+    if (r != 5) step(j, r, WORLD, FRZ_STATE_STARTED);
+  return j;
+}
+
+/* A fresh empty directory under TMPDIR. */
+static char *temp_dir(void)
+{
+  const char *t = getenv("TMPDIR");
+  char *d = NULL, rnd[7];
+  memset(rnd, 'X', 6); /* the part mkdtemp replaces */
+  rnd[6] = '\0';
+  ck_assert_int_gt(asprintf(&d, "%s/fr-check-analyze.%s", t && *t ? t : "/tmp", rnd), 0);
+  ck_assert_ptr_nonnull(mkdtemp(d));
+  return d;
+}
+
+static void put_file(const char *dir, const char *name, const void *buf, size_t len)
+{
+  char *p = NULL;
+  ck_assert_int_gt(asprintf(&p, "%s/%s", dir, name), 0);
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  if (len) ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+  fclose(f);
+  free(p);
+}
+
+static void remove_dir(const char *dir)
+{
+  char *cmd = NULL;
+  ck_assert_int_gt(asprintf(&cmd, "rm -rf '%s'", dir), 0);
+  ck_assert_int_eq(system(cmd), 0);
+  free(cmd);
+}
+
+static int has_substr(const char *hay, const char *needle)
+{
+  return hay && strstr(hay, needle) != NULL;
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+START_TEST(test_c1_rank_stops)
+{
+  job *j = c1_job();
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  RANKS_EQ(&v->lagging, 5);
+  RANKS_EQ(&v->root_cause, 5);
+  RANKS_NONE(&v->ahead);
+  ck_assert(!v->all_joined);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert_int_eq(v->comm, fa_find_comm(a, WORLD));
+  ck_assert_int_eq(c->last_completed, 36);
+  ck_assert(c->stuck);
+  ck_assert_uint_eq(c->stuck_seq, 37);
+  fa_ranks w, m;
+  ck_assert_int_eq(fa_comm_ranks(c, FA_MEMBER_WAITING, &w), 0);
+  ck_assert_int_eq(fa_comm_missing(c, &m), 0);
+  RANKS_EQ(&w, 0, 1, 2, 3, 4, 6, 7);
+  RANKS_EQ(&m, 5);
+  fa_ranks_free(&w);
+  fa_ranks_free(&m);
+  ck_assert_uint_eq(v->nlinks, 2);
+  ck_assert_int_eq(v->links[0].src, 4);
+  ck_assert_int_eq(v->links[0].dst, 5);
+  ck_assert_int_eq(v->links[1].src, 5);
+  ck_assert_int_eq(v->links[1].dst, 6);
+  ck_assert(v->links[0].inferred && v->links[1].inferred);
+  ck_assert_int_eq(v->links[0].channel, -1);
+  ck_assert_int_eq(v->mismatch_comm, -1);
+  ck_assert_ptr_null(v->cycle);
+  RANKS_NONE(&a->ranks_missing);
+  ck_assert_int_eq(fa_exit_status(a), 1);
+  ck_assert(has_substr(v->summary, "rank 5 never entered AllReduce seq 37"));
+
+  cJSON *js = json_of(a);
+  JSON_IS(js, "format", "\"flightrec-analysis\"");
+  JSON_IS(js, "version", "1");
+  JSON_IS(js, "verdict.status", "\"hang\"");
+  JSON_IS(js, "verdict.lagging_ranks", "[5]");
+  JSON_IS(js, "verdict.root_cause_ranks", "[5]");
+  JSON_IS(js, "verdict.last_completed", "{\"comm\":\"00000000000000c1\",\"seq\":36,\"op\":\"AllReduce\"}");
+  JSON_IS(js, "verdict.stuck.seq", "37");
+  JSON_IS(js, "verdict.stuck.op", "\"AllReduce\"");
+  JSON_IS(js, "verdict.stuck.comm", "\"00000000000000c1\"");
+  JSON_IS(js, "verdict.stuck.waiting_ranks", "[0,1,2,3,4,6,7]");
+  JSON_IS(js, "verdict.stuck.missing_ranks", "[5]");
+  JSON_IS(js, "verdict.missing_links",
+          "[{\"src\":4,\"dst\":5,\"comm\":\"00000000000000c1\",\"channel\":null,\"inferred\":true,"
+          "\"p2p\":false,\"seq\":37},{\"src\":5,\"dst\":6,\"comm\":\"00000000000000c1\","
+          "\"channel\":null,\"inferred\":true,\"p2p\":false,\"seq\":37}]");
+  JSON_IS(js, "verdict.mismatch", "null");
+  JSON_IS(js, "verdict.cycle", "null");
+  JSON_IS(js, "verdict.stragglers", "[]");
+  JSON_IS(js, "input.ranks_found", "[0,1,2,3,4,5,6,7]");
+  JSON_IS(js, "input.ranks_missing", "[]");
+  JSON_IS(js, "input.problems", "[]");
+  cJSON_Delete(js);
+
+  char *t = text_of(a);
+  ck_assert_msg(has_substr(t, "verdict: hang\n"), "%s", t);
+  ck_assert_msg(has_substr(t, "lagging ranks:  5\n"), "%s", t);
+  ck_assert_msg(has_substr(t, "waiting 0-4,6-7; missing 5"), "%s", t);
+  ck_assert_msg(has_substr(t, "4->5 (inferred), 5->6 (inferred)"), "%s", t);
+  free(t);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_c2_majority_lags)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 12);
+  for (int r = 0; r <= 2; r++) step(j, r, WORLD, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  RANKS_EQ(&v->lagging, 3, 4, 5, 6, 7);
+  RANKS_EQ(&v->root_cause, 3, 4, 5, 6, 7);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert_int_eq(c->last_completed, 11);
+  ck_assert_uint_eq(c->stuck_seq, 12);
+  ck_assert_uint_eq(c->nwaiting, 3);
+  ck_assert_uint_eq(c->nlagging, 5);
+  ck_assert_uint_eq(v->nlinks, 2);
+  ck_assert_int_eq(v->links[0].src, 2);
+  ck_assert_int_eq(v->links[0].dst, 3);
+  ck_assert_int_eq(v->links[1].src, 7);
+  ck_assert_int_eq(v->links[1].dst, 0);
+  ck_assert(has_substr(v->summary, "ranks 3-7 never entered"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_healthy)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 20);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HEALTHY);
+  ck_assert_int_eq(fa_exit_status(a), 0);
+  RANKS_NONE(&v->lagging);
+  RANKS_NONE(&v->root_cause);
+  ck_assert_uint_eq(v->nlinks, 0);
+  ck_assert(!comm_of(a, WORLD)->stuck);
+  ck_assert_int_eq(comm_of(a, WORLD)->last_completed, 19);
+  ck_assert(has_substr(v->summary, "no hang found"));
+  cJSON *js = json_of(a);
+  JSON_IS(js, "verdict.status", "\"healthy\"");
+  JSON_IS(js, "verdict.stuck", "null");
+  JSON_IS(js, "verdict.last_completed", "null");
+  cJSON_Delete(js);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_all_joined_not_completed)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 10);
+  for (int r = 0; r < 8; r++) step(j, r, WORLD, r == 3 ? FRZ_STATE_ENQUEUED : FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  ck_assert(v->all_joined);
+  RANKS_NONE(&v->lagging);
+  RANKS_NONE(&v->root_cause);
+  ck_assert_uint_eq(v->nlinks, 0);
+  ck_assert_msg(has_substr(v->summary, "all joined, not completed: device or network side"), "%s",
+                v->summary);
+  cJSON *js = json_of(a);
+  JSON_IS(js, "verdict.lagging_ranks", "[]");
+  JSON_IS(js, "verdict.stuck.waiting_ranks", "[0,1,2,3,4,5,6,7]");
+  JSON_IS(js, "verdict.stuck.missing_ranks", "[]");
+  JSON_IS(js, "verdict.all_joined", "true");
+  cJSON_Delete(js);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_count_mismatch_minority)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 10);
+  for (int r = 0; r < 8; r++)
+    coll(j, r, WORLD, FRZ_OP_AllReduce, r == 7 ? 409598 : 409600, 7, 0, -1, FRZ_STATE_COMPLETED);
+  run(j, 0, 7, WORLD, 4);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_MISMATCH);
+  ck_assert_int_eq(fa_exit_status(a), 1);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert(c->has_mismatch);
+  ck_assert_uint_eq(c->mismatch.seq, 10);
+  ck_assert_uint_eq(c->mismatch.fields, FA_FIELD_COUNT);
+  ck_assert_uint_eq(c->mismatch.ngroups, 2);
+  ck_assert_uint_eq(c->mismatch.groups[0].n, 7);
+  ck_assert_uint_eq(c->mismatch.groups[1].n, 1);
+  ck_assert_int_eq(c->mismatch.culprit, 1);
+  ck_assert_uint_eq(c->mismatch.later, 0);
+  ck_assert(c->mismatch.groups[1].completed);
+  RANKS_EQ(&v->root_cause, 7);
+  RANKS_NONE(&v->lagging);
+  cJSON *js = json_of(a);
+  JSON_IS(js, "verdict.status", "\"mismatch\"");
+  JSON_IS(js, "verdict.mismatch.seq", "10");
+  JSON_IS(js, "verdict.mismatch.fields", "[\"count\"]");
+  JSON_IS(js, "verdict.mismatch.culprit_ranks", "[7]");
+  JSON_IS(js, "verdict.mismatch.later_mismatches", "0");
+  cJSON *g = jget(js, "verdict.mismatch.groups");
+  ck_assert_int_eq(cJSON_GetArraySize(g), 2);
+  char *t = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetArrayItem(g, 0), "ranks"));
+  ck_assert_str_eq(t, "[0,1,2,3,4,5,6]");
+  cJSON_free(t);
+  cJSON_Delete(js);
+  ck_assert(has_substr(v->summary, "first mismatch at seq 10"));
+  ck_assert(has_substr(v->summary, "rank 7 calls AllReduce(409598 x float32, sum)"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_op_mismatch_cascade)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 8);
+  for (int r = 0; r < 8; r++) {
+    if (r == 7) coll(j, r, WORLD, FRZ_OP_Broadcast, 5056, 7, 255, 0, FRZ_STATE_STARTED);
+    else coll(j, r, WORLD, FRZ_OP_AllReduce, 2106881, 7, 0, -1, FRZ_STATE_STARTED);
+  }
+  for (int k = 0; k < 2; k++)
+    for (int r = 0; r < 8; r++)
+      coll(j, r, WORLD, FRZ_OP_AllReduce, r == 7 ? 1 : 2, 7, 0, -1, FRZ_STATE_ENQUEUED);
+  fa_analysis *a = analyse(j);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_MISMATCH);
+  ck_assert_uint_eq(c->mismatch.seq, 8);
+  ck_assert(c->mismatch.fields & FA_FIELD_OP);
+  ck_assert_uint_eq(c->mismatch.later, 2);
+  ck_assert_uint_eq(c->mismatch.last_seq, 10);
+  RANKS_EQ(&a->verdict.root_cause, 7);
+  RANKS_NONE(&a->verdict.lagging);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_dtype_split_no_culprit)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 5);
+  for (int r = 0; r < 4; r++)
+    coll(j, r, WORLD, FRZ_OP_AllReduce, 1, r % 2 ? 7 : 9, 0, -1, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert_int_eq(v->status, FA_STATUS_MISMATCH);
+  ck_assert_uint_eq(c->mismatch.seq, 5);
+  ck_assert_uint_eq(c->mismatch.fields, FA_FIELD_DTYPE);
+  ck_assert_uint_eq(c->mismatch.ngroups, 2);
+  ck_assert_int_eq(c->mismatch.culprit, -1);
+  RANKS_NONE(&v->root_cause);
+  RANKS_NONE(&v->lagging);
+  cJSON *js = json_of(a);
+  JSON_IS(js, "verdict.mismatch.culprit_ranks", "[]");
+  cJSON *g = jget(js, "verdict.mismatch.groups");
+  ck_assert_int_eq(cJSON_GetArraySize(g), 2);
+  char *t0 = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetArrayItem(g, 0), "ranks"));
+  char *t1 = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetArrayItem(g, 1), "ranks"));
+  ck_assert_str_eq(t0, "[0,2]");
+  ck_assert_str_eq(t1, "[1,3]");
+  cJSON_free(t0);
+  cJSON_free(t1);
+  cJSON_Delete(js);
+  ck_assert(has_substr(v->summary, "no single culprit"));
+  ck_assert(has_substr(v->summary, "ranks 0,2 call AllReduce(1 x bfloat16, sum)"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_missing_dump)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 20);
+  for (int r = 0; r < 8; r++)
+    if (r != 5) step(j, r, WORLD, FRZ_STATE_STARTED);
+  j->absent[5] = 1;
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  RANKS_EQ(&a->ranks_missing, 5);
+  RANKS_EQ(&v->lagging, 5);
+  RANKS_EQ(&v->root_cause, 5);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert_int_eq(c->members[5].state, FA_MEMBER_NO_DUMP);
+  ck_assert_int_eq(c->members[5].global_rank, 5);
+  ck_assert(c->members[5].global_inferred);
+  ck_assert_uint_eq(c->stuck_seq, 20);
+  ck_assert_uint_eq(v->nlinks, 2);
+  ck_assert(has_substr(v->summary, "left no dump"));
+  cJSON *js = json_of(a);
+  JSON_IS(js, "input.ranks_missing", "[5]");
+  JSON_IS(js, "verdict.stuck.missing_ranks", "[5]");
+  JSON_IS(js, "verdict.stuck.no_dump_ranks", "[5]");
+  JSON_IS(js, "verdict.stuck.waiting_ranks", "[0,1,2,3,4,6,7]");
+  cJSON_Delete(js);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_corrupt_file_among_good)
+{
+  job *j = c1_job();
+  char *dir = temp_dir();
+  write_job(j, dir);
+  static const char garbage[] = "this is not a flightrec dump\n";
+  put_file(dir, "garbage.frz", garbage, sizeof garbage - 1);
+  put_file(dir, "empty.frz", "", 0);
+  put_file(dir, "TRIGGER", "flightrec-trigger v1 rank=3 time_ns=1 reason=x\n", 47);
+  put_file(dir, ".job-42-r00003-f0000.frz.tmp", garbage, 4);
+  /* a truncated copy of rank 3's dump */
+  void *buf;
+  size_t len;
+  frz_error e;
+  ck_assert_int_eq(frz_encode(&j->proc[3], j->comm[3], j->ncomm[3], j->rec[3], j->nrec[3], 0, &buf,
+                              &len, &e),
+                   FRZ_OK);
+  put_file(dir, "truncated.frz", buf, len / 2);
+  free(buf);
+
+  fa_analysis *a = fa_new();
+  ck_assert_int_eq(fa_add_path(a, dir), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_uint_eq(a->nfiles, 11);
+  ck_assert_uint_eq(a->nframes, 8);
+  ck_assert_uint_eq(a->nproblems, 3);
+  const char *want[] = {"empty.frz", "garbage.frz", "truncated.frz"};
+  for (int i = 0; i < 3; i++) {
+    const fa_problem *p = &a->problems[i];
+    ck_assert_ptr_nonnull(p->file);
+    ck_assert_msg(has_substr(p->file, want[i]), "problem %d is %s", i, p->file);
+    ck_assert(p->has_offset);
+    ck_assert_msg(p->message[0] != '\0', "empty message");
+    ck_assert_msg(!has_substr(p->message, dir), "message repeats the file: %s", p->message);
+  }
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HANG);
+  RANKS_EQ(&a->verdict.lagging, 5);
+  cJSON *js = json_of(a);
+  cJSON *probs = jget(js, "input.problems");
+  ck_assert_int_eq(cJSON_GetArraySize(probs), 3);
+  cJSON *p0 = cJSON_GetArrayItem(probs, 0);
+  ck_assert(cJSON_IsString(cJSON_GetObjectItem(p0, "file")));
+  ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(p0, "offset")));
+  ck_assert(cJSON_IsString(cJSON_GetObjectItem(p0, "message")));
+  cJSON_Delete(js);
+  char *t = text_of(a);
+  ck_assert_msg(has_substr(t, "garbage.frz: at byte "), "%s", t);
+  free(t);
+  fa_free(a);
+  remove_dir(dir);
+  free(dir);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_ring_wrap)
+{
+  job *j = c1_job();
+  wrap(j, 2, WORLD, 30);
+  wrap(j, 5, WORLD, 33);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  RANKS_EQ(&v->lagging, 5);
+  ck_assert(!c->has_mismatch);
+  ck_assert_int_eq(c->last_completed, 36);
+  ck_assert_int_eq(c->members[2].first_retained, 30);
+  ck_assert_int_eq(c->members[2].state, FA_MEMBER_WAITING);
+  ck_assert_int_eq(c->seq_lo, 0);
+  ck_assert_ptr_null(fa_member_record(a, &c->members[2], 29));
+  ck_assert_ptr_nonnull(fa_member_record(a, &c->members[2], 30));
+  ck_assert_ptr_nonnull(fa_member_record(a, &c->members[0], 29));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* C12: C1 with partial evidence: rank 2's ring wrapped, rank 6's dump is
+ * empty and rank 7's absent. */
+START_TEST(test_c12_partial_evidence)
+{
+  job *j = c1_job();
+  wrap(j, 2, WORLD, 34);
+  j->absent[7] = 1;
+  j->absent[6] = 1;
+  char *dir = temp_dir();
+  write_job(j, dir);
+  put_file(dir, "job-42-r00006-f0000.frz", "", 0);
+  fa_analysis *a = fa_new();
+  ck_assert_int_eq(fa_add_path(a, dir), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  RANKS_EQ(&v->lagging, 5);
+  RANKS_EQ(&v->root_cause, 5);
+  RANKS_EQ(&a->ranks_missing, 6, 7);
+  ck_assert_uint_eq(a->nproblems, 1);
+  ck_assert(has_substr(a->problems[0].file, "r00006"));
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert(!c->has_mismatch);
+  ck_assert_int_eq(c->last_completed, 36);
+  fa_ranks m;
+  ck_assert_int_eq(fa_comm_missing(c, &m), 0);
+  RANKS_EQ(&m, 5, 6, 7);
+  fa_ranks_free(&m);
+  ck_assert_uint_eq(v->nlinks, 1); /* 4->5; 6 does not wait, so no 5->6 */
+  ck_assert_int_eq(v->links[0].src, 4);
+  ck_assert_msg(has_substr(v->summary, "(ranks 6-7 left no dump)"), "%s", v->summary);
+  fa_free(a);
+  remove_dir(dir);
+  free(dir);
+  job_free(j);
+}
+END_TEST
+
+/* C9: a 3-rank pipeline; rank 1 never sends to 0 nor receives from 2. */
+static job *c9_job(void)
+{
+  job *j = job_new(3);
+  job_world(j, WORLD);
+  p2p(j, 0, WORLD, FRZ_OP_Send, 1, 0, FRZ_STATE_COMPLETED);
+  p2p(j, 0, WORLD, FRZ_OP_Recv, 1, 0, FRZ_STATE_STARTED);
+  p2p(j, 1, WORLD, FRZ_OP_Recv, 0, 0, FRZ_STATE_COMPLETED);
+  p2p(j, 1, WORLD, FRZ_OP_Send, 2, 0, FRZ_STATE_COMPLETED);
+  p2p(j, 2, WORLD, FRZ_OP_Recv, 1, 0, FRZ_STATE_COMPLETED);
+  p2p(j, 2, WORLD, FRZ_OP_Send, 1, 0, FRZ_STATE_STARTED);
+  j->proc[1].trigger = FRZ_TRIGGER_EXIT;
+  return j;
+}
+
+START_TEST(test_p2p_unmatched)
+{
+  job *j = c9_job();
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  ck_assert_uint_eq(v->nlinks, 2);
+  ck_assert(v->links[0].p2p && v->links[1].p2p);
+  ck_assert_int_eq(v->links[0].src, 1);
+  ck_assert_int_eq(v->links[0].dst, 0);
+  ck_assert_int_eq(v->links[0].pending_dir, FRZ_DIR_RECV);
+  ck_assert_int_eq(v->links[1].src, 2);
+  ck_assert_int_eq(v->links[1].dst, 1);
+  ck_assert_int_eq(v->links[1].pending_dir, FRZ_DIR_SEND);
+  RANKS_EQ(&v->lagging, 1);
+  RANKS_EQ(&v->root_cause, 1);
+  cJSON *js = json_of(a);
+  JSON_IS(js, "verdict.missing_links",
+          "[{\"src\":1,\"dst\":0,\"comm\":\"00000000000000c1\",\"channel\":null,\"inferred\":false,"
+          "\"p2p\":true,\"seq\":0,\"pending\":\"recv\",\"counterpart_no_dump\":false},"
+          "{\"src\":2,\"dst\":1,\"comm\":\"00000000000000c1\",\"channel\":null,\"inferred\":false,"
+          "\"p2p\":true,\"seq\":0,\"pending\":\"send\",\"counterpart_no_dump\":false}]");
+  cJSON_Delete(js);
+  fa_free(a);
+  /* without rank 1's dump the same links, now to a rank without a dump */
+  j->absent[1] = 1;
+  a = analyse(j);
+  ck_assert_uint_eq(a->verdict.nlinks, 2);
+  ck_assert(a->verdict.links[0].counterpart_no_dump);
+  RANKS_EQ(&a->verdict.lagging, 1);
+  RANKS_EQ(&a->ranks_missing, 1);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_deadlock_cycle)
+{
+  job *j = job_new(2);
+  for (int r = 0; r < 2; r++) {
+    job_comm(j, r, 0xa, 2, r);
+    job_comm(j, r, 0xb, 2, r);
+    job_comm(j, r, 0xc, 2, r);
+    coll(j, r, 0xa, FRZ_OP_AllGather, 16, 7, 255, -1, FRZ_STATE_COMPLETED);
+  }
+  coll(j, 0, 0xb, FRZ_OP_AllReduce, 16, 7, 0, -1, FRZ_STATE_STARTED);
+  coll(j, 1, 0xc, FRZ_OP_AllReduce, 16, 7, 0, -1, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_DEADLOCK);
+  ck_assert_uint_eq(v->ncycle, 2);
+  ck_assert_int_eq(v->cycle[0].rank, 0);
+  ck_assert_int_eq(v->cycle[0].waits_for, 1);
+  ck_assert_int_eq(a->comms[v->cycle[0].comm].id, 0xb);
+  ck_assert_int_eq(v->cycle[1].rank, 1);
+  ck_assert_int_eq(v->cycle[1].waits_for, 0);
+  ck_assert_int_eq(a->comms[v->cycle[1].comm].id, 0xc);
+  ck_assert(has_substr(v->summary, "deadlock"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_ahead)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 16);
+  step(j, 2, WORLD, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  RANKS_EQ(&v->ahead, 2);
+  RANKS_EQ(&v->root_cause, 2);
+  RANKS_NONE(&v->lagging);
+  ck_assert_int_eq(comm_of(a, WORLD)->last_completed, 15);
+  ck_assert(has_substr(v->summary, "rank 2 is ahead"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_frames_latest_used)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 10);
+  fa_analysis *a = fa_new();
+  /* an older frame of rank 3 that still waited in seq 9 */
+  frz_dump old = dump_of(j, 3);
+  old.records[old.nrecords - 1].state = FRZ_STATE_STARTED;
+  old.comms[0].last_completed_seq = 8;
+  for (int r = 0; r < 4; r++) {
+    frz_dump d = dump_of(j, r);
+    d.process.frame = r == 3 ? 1 : 0;
+    ck_assert_int_eq(fa_add_dump(a, &d, NULL), 0);
+  }
+  ck_assert_int_eq(fa_add_dump(a, &old, "rank3-frame0"), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HEALTHY);
+  int32_t k = fa_find_rank(a, 3);
+  ck_assert_int_ge(k, 0);
+  ck_assert_uint_eq(a->ranks[k].nframes, 2);
+  ck_assert_uint_eq(fa_rank_latest(a, &a->ranks[k])->dump.process.frame, 1);
+  ck_assert_str_eq(a->frames[a->ranks[k].first_frame].name, "rank3-frame0");
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_duplicates_and_conflicts)
+{
+  job *j = c1_job();
+  j->comm[3][0].nranks = 4; /* rank 3 disagrees on the size */
+  fa_analysis *a = fa_new();
+  for (int r = 0; r < 8; r++) {
+    frz_dump d = dump_of(j, r);
+    ck_assert_int_eq(fa_add_dump(a, &d, NULL), 0);
+  }
+  frz_dump again = dump_of(j, 2);
+  ck_assert_int_eq(fa_add_dump(a, &again, "copy-of-rank2"), 0);
+  frz_dump other = dump_of(j, 4);
+  snprintf(other.process.job_id, sizeof other.process.job_id, "another-job");
+  ck_assert_int_eq(fa_add_dump(a, &other, "other-job"), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_uint_eq(a->nframes, 8);
+  int dup = 0, size = 0, job_ = 0;
+  for (uint32_t i = 0; i < a->nproblems; i++) {
+    if (has_substr(a->problems[i].message, "duplicate")) dup++;
+    if (has_substr(a->problems[i].message, "says 4 ranks")) size++;
+    if (has_substr(a->problems[i].message, "another-job")) job_++;
+  }
+  ck_assert_int_eq(dup, 1);
+  ck_assert_int_eq(size, 1);
+  ck_assert_int_eq(job_, 1);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HANG);
+  RANKS_EQ(&a->verdict.lagging, 5);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+START_TEST(test_nothing_usable)
+{
+  fa_analysis *a = fa_new();
+  ck_assert_int_eq(fa_add_path(a, "/nonexistent/flightrec/dir"), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_INCONCLUSIVE);
+  ck_assert_int_eq(fa_exit_status(a), 2);
+  ck_assert_uint_eq(a->nproblems, 1);
+  ck_assert(!a->problems[0].has_offset);
+  char *t = text_of(a);
+  ck_assert_msg(has_substr(t, "verdict: inconclusive"), "%s", t);
+  free(t);
+  free(fa_report_json(a));
+  fa_free(a);
+}
+END_TEST
+
+START_TEST(test_format_ranks)
+{
+  char buf[64];
+  int32_t v[] = {0, 1, 2, 3, 4, 6, 7};
+  ck_assert_str_eq(fa_format_ranks(v, 7, buf, sizeof buf), "0-4,6-7");
+  int32_t one[] = {5};
+  ck_assert_str_eq(fa_format_ranks(one, 1, buf, sizeof buf), "5");
+  ck_assert_str_eq(fa_format_ranks(NULL, 0, buf, sizeof buf), "");
+  int32_t odd[500];
+  for (int i = 0; i < 500; i++) odd[i] = 2 * i;
+  fa_format_ranks(odd, 500, buf, 40);
+  ck_assert_msg(strlen(buf) < 40, "%s", buf);
+  ck_assert_msg(has_substr(buf, "... (500 ranks)"), "%s", buf);
+}
+END_TEST
+
+START_TEST(test_sanitize)
+{
+  char buf[64];
+  ck_assert_str_eq(fa_sanitize("a\x1b[31mb\n", buf, sizeof buf), "a?[31mb?");
+  ck_assert_str_eq(fa_sanitize("\xff\xfe", buf, sizeof buf), "??");
+  ck_assert_str_eq(fa_sanitize("caf\xc3\xa9", buf, sizeof buf), "caf\xc3\xa9");
+  ck_assert_str_eq(fa_sanitize("\xc2\x9b" "2J", buf, sizeof buf), "??2J");
+  ck_assert_str_eq(fa_sanitize("abcdef", buf, 4), "abc");
+}
+END_TEST
+
+/* Many ranks: stays fast (linear), and the verdict holds. */
+START_TEST(test_scale)
+{
+  enum { N = 2048, OPS = 64 };
+  fa_analysis *a = fa_new();
+  for (int r = 0; r < N; r++) {
+    frz_dump d;
+    memset(&d, 0, sizeof d);
+    d.version_major = 1;
+    d.process.global_rank = r;
+    d.process.world_size = N;
+    snprintf(d.process.job_id, sizeof d.process.job_id, "big");
+    d.ncomms = 1;
+    d.comms = calloc(1, sizeof *d.comms);
+    d.comms[0] = (frz_comm){.comm_id = WORLD, .nranks = N, .rank = r, .split_color = -1};
+    uint64_t n = r == 1234 ? OPS - 1 : OPS;
+    d.nrecords = n;
+    d.records = calloc(n, sizeof *d.records);
+    for (uint64_t k = 0; k < n; k++)
+      d.records[k] = (frz_record){.id = k, .comm_id = WORLD, .seq = k, .count = 1, .peer = -1,
+                                  .op = FRZ_OP_AllReduce, .kind = FRZ_KIND_COLL, .dtype = 7,
+                                  .state = k + 1 == OPS ? FRZ_STATE_STARTED : FRZ_STATE_COMPLETED};
+    d.comms[0].last_enqueued_seq = (int64_t)n - 1;
+    d.comms[0].last_completed_seq = OPS - 2;
+    d.comms[0].next_seq = n;
+    ck_assert_int_eq(fa_add_dump(a, &d, NULL), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  RANKS_EQ(&a->verdict.lagging, 1234);
+  ck_assert_uint_eq(comm_of(a, WORLD)->nwaiting, N - 1);
+  free(fa_report_json(a));
+  fa_free(a);
+}
+END_TEST
+
+static Suite *analyze_suite(void)
+{
+  Suite *s = suite_create("analyze");
+  TCase *t = tcase_create("cases");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, test_c1_rank_stops);
+  tcase_add_test(t, test_c2_majority_lags);
+  tcase_add_test(t, test_healthy);
+  tcase_add_test(t, test_all_joined_not_completed);
+  tcase_add_test(t, test_count_mismatch_minority);
+  tcase_add_test(t, test_op_mismatch_cascade);
+  tcase_add_test(t, test_dtype_split_no_culprit);
+  tcase_add_test(t, test_missing_dump);
+  tcase_add_test(t, test_corrupt_file_among_good);
+  tcase_add_test(t, test_ring_wrap);
+  tcase_add_test(t, test_c12_partial_evidence);
+  tcase_add_test(t, test_p2p_unmatched);
+  tcase_add_test(t, test_deadlock_cycle);
+  tcase_add_test(t, test_ahead);
+  tcase_add_test(t, test_frames_latest_used);
+  tcase_add_test(t, test_duplicates_and_conflicts);
+  tcase_add_test(t, test_nothing_usable);
+  tcase_add_test(t, test_scale);
+  suite_add_tcase(s, t);
+  TCase *u = tcase_create("helpers");
+  tcase_add_test(u, test_format_ranks);
+  tcase_add_test(u, test_sanitize);
+  suite_add_tcase(s, u);
+  return s;
+}
+
+/* Where --mkdumps writes the golden dump set (for tests/e2e/cli.sh). */
+static const char *g_mkdumps_dir;
+
+/* A new directory DIR/NAME; returns its path (malloc'd). */
+static char *sub_dir(const char *dir, const char *name)
+{
+  char *p = NULL;
+  ck_assert_int_gt(asprintf(&p, "%s/%s", dir, name), 0);
+  ck_assert_msg(mkdir(p, 0700) == 0 || errno == EEXIST, "%s: %s", p, strerror(errno));
+  return p;
+}
+
+/* DIR/c1: the golden C1 job; DIR/hostile: one dump whose strings carry
+ * terminal escape sequences. */
+START_TEST(test_mkdumps)
+{
+  ck_assert_msg(mkdir(g_mkdumps_dir, 0700) == 0 || errno == EEXIST, "%s: %s", g_mkdumps_dir,
+                strerror(errno));
+  char *c1 = sub_dir(g_mkdumps_dir, "c1"), *hostile = sub_dir(g_mkdumps_dir, "hostile");
+  job *j = golden_job();
+  write_job(j, c1);
+  job_free(j);
+  j = job_new(1);
+  job_world(j, WORLD);
+  run(j, 0, 0, WORLD, 2);
+  snprintf(j->proc[0].host, sizeof j->proc[0].host, "node\033]0;owned\007");
+  snprintf(j->proc[0].job_id, sizeof j->proc[0].job_id, "job\n\033[2J");
+  snprintf(j->proc[0].trigger_text, sizeof j->proc[0].trigger_text, "\033[31mred\302\233");
+  write_rank(j, 0, hostile, "hostile\033[1m.frz");
+  job_free(j);
+  free(c1);
+  free(hostile);
+}
+END_TEST
+
+/* The helpers assert with Check, so the generator runs as a test too. */
+static Suite *mkdumps_suite(void)
+{
+  Suite *s = suite_create("mkdumps");
+  TCase *t = tcase_create("mkdumps");
+  tcase_add_test(t, test_mkdumps);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(int argc, char **argv)
+{
+  int gen = argc == 3 && strcmp(argv[1], "--mkdumps") == 0;
+  if (gen) g_mkdumps_dir = argv[2];
+  SRunner *sr = srunner_create(gen ? mkdumps_suite() : analyze_suite());
+  srunner_run_all(sr, gen ? CK_SILENT : CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  if (gen && failed) {
+    TestResult **tr = srunner_failures(sr);
+    fprintf(stderr, "check_analyze --mkdumps: %s\n", tr_msg(tr[0]));
+    free(tr);
+  }
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
