@@ -9,7 +9,7 @@ prog="$FR_BUILDDIR/tests/e2e/real-nccl-prog"
 
 "$prog" > "$FR_TMP/plain.out" 2> "$FR_TMP/plain.err" || fail "program failed without the recorder"
 RANK=0 WORLD_SIZE=1 FR_DUMP_ON_EXIT=1 FR_DUMP_DIR="$FR_TMP/dumps" FR_JOB_ID=real \
-  LD_PRELOAD="$FR_RECORDER" "$prog" > "$FR_TMP/rec.out" 2> "$FR_TMP/rec.err" ||
+  LD_PRELOAD="$FR_PRELOAD" "$prog" > "$FR_TMP/rec.out" 2> "$FR_TMP/rec.err" ||
   fail "program failed with the recorder"
 cat "$FR_TMP/rec.out"
 diff "$FR_TMP/plain.out" "$FR_TMP/rec.out" || fail "NCCL results differ with the recorder preloaded"

@@ -9,7 +9,7 @@ cd "$FR_TMP" || exit 1
 # A plain program with the recorder preloaded, with bad FR_* values too.
 plain=$(sh -c 'echo hello; ls /proc/$$/task | wc -l; exit 3' 2>&1)
 plain_rc=$?
-pre=$(LD_PRELOAD="$FR_RECORDER" FR_TIMEOUT_SEC=banana FR_DUMP_DIR="$FR_TMP/d" \
+pre=$(LD_PRELOAD="$FR_PRELOAD" FR_TIMEOUT_SEC=banana FR_DUMP_DIR="$FR_TMP/d" \
       sh -c 'echo hello; ls /proc/$$/task | wc -l; exit 3' 2>&1)
 pre_rc=$?
 [ "$plain" = "$pre" ] || fail "output changed by the recorder: '$plain' vs '$pre'"
@@ -26,7 +26,7 @@ SCN
 mkdir -p boot
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r FR_DISABLE=1 FR_DUMP_ON_EXIT=1 FR_DUMP_DIR="$FR_TMP/off" \
-  FR_SIM_BOOTSTRAP_DIR="$FR_TMP/boot" LD_LIBRARY_PATH="$FR_SIM_LIBDIR" LD_PRELOAD="$FR_RECORDER" \
+  FR_SIM_BOOTSTRAP_DIR="$FR_TMP/boot" LD_LIBRARY_PATH="$FR_SIM_LIBDIR" LD_PRELOAD="$FR_PRELOAD" \
     "$FR_JOB" ok.scn > "job$r.out" 2>&1 &
 done
 wait || true
@@ -37,7 +37,7 @@ for r in 0 1; do [ ! -s "job$r.out" ] || { cat "job$r.out"; fail "FR_DISABLE job
 rm -rf boot; mkdir -p boot
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r FR_DUMP_ON_EXIT=1 FR_DUMP_DIR="$FR_TMP/on" FR_JOB_ID=inert \
-  FR_SIM_BOOTSTRAP_DIR="$FR_TMP/boot" LD_LIBRARY_PATH="$FR_SIM_LIBDIR" LD_PRELOAD="$FR_RECORDER" \
+  FR_SIM_BOOTSTRAP_DIR="$FR_TMP/boot" LD_LIBRARY_PATH="$FR_SIM_LIBDIR" LD_PRELOAD="$FR_PRELOAD" \
     "$FR_JOB" ok.scn > "rec$r.out" 2>&1 &
 done
 wait || true
