@@ -111,6 +111,8 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
     snprintf(err.msg, sizeof err.msg, "out of memory");
     goto out;
   }
+  scan_state st = {0}; /* the latest word from the events, e.g. at exit */
+  fr_scan_completion(&st, fr_now_ns());
   uint64_t first = 0;
   uint64_t n = fr_ring_snapshot(&fr_g.ring, snap, &first);
   for (uint64_t k = 0; k < n; k++) /* unstamped records were cut short by the dump */

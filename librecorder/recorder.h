@@ -143,6 +143,15 @@ FR_HIDDEN void fr_group_defer(fr_slot *s, uint64_t id, cudaStream_t stream);
 extern __thread int fr_in_wrapper __attribute__((tls_model("initial-exec")));
 
 /* ---- watchdog and dumps ------------------------------------------------ */
+/* Progress of tracked records: where the scan resumes, the oldest pending. */
+typedef struct scan_state {
+  uint64_t from;               /* lowest record id that may still be pending */
+  uint64_t oldest_id;          /* oldest pending record (valid if have_oldest) */
+  int have_oldest;
+} scan_state;
+/* Stamp start/completion of pending records from their events (the
+ * watchdog each poll; a dump just before its snapshot). */
+FR_HIDDEN void fr_scan_completion(scan_state *st, uint64_t now);
 FR_HIDDEN int fr_watchdog_start(void);
 FR_HIDDEN void fr_watchdog_stop(void);
 /* Write one dump now.  Returns 0 on success. */

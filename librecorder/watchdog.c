@@ -20,15 +20,8 @@
 
 #define TRIGGER_POLL_NS UINT64_C(1000000000)
 
-/* Progress of tracked records: where the scan resumes, the oldest pending. */
-typedef struct scan_state {
-  uint64_t from;               /* lowest record id that may still be pending */
-  uint64_t oldest_id;          /* oldest pending record (valid if have_oldest) */
-  int have_oldest;
-} scan_state;
-
 /* Stamp start/completion of pending records; find the oldest pending one. */
-static void scan_completion(scan_state *st, uint64_t now) {
+void fr_scan_completion(scan_state *st, uint64_t now) {
   fr_ring *ring = &fr_g.ring;
   uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
   if (head > ring->capacity && st->from < head - ring->capacity) st->from = head - ring->capacity;
@@ -104,7 +97,7 @@ static void *watchdog_main(void *arg) {
     }
     if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed)) continue;
     uint64_t now = fr_now_ns();
-    scan_completion(&st, now);
+    fr_scan_completion(&st, now);
     int trigger = atomic_exchange(&fr_g.dump_request, 0);
     if (!triggered && !trigger && fr_g.cfg.timeout_sec && st.have_oldest &&
         describe_timeout(st.oldest_id, now, text, sizeof text)) {

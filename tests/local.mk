@@ -83,7 +83,7 @@ EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
 
 ## End-to-end: scenarios run live on the simulator, compared with their
 ## expected verdicts; the committed samples analysed again.
-E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/samples.sh \
+E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
 	tests/e2e/recorder-inert.sh tests/e2e/cli.sh
 TESTS += $(E2E_TESTS)
 dist_check_SCRIPTS += $(E2E_TESTS) tests/e2e/lib.sh

@@ -314,9 +314,14 @@ static void fill_member(const fa_analysis *a, fa_member *m)
     const frz_record *last = &f->dump.records[f->idx[sl->start + sl->len - 1]];
     if (last->seq <= INT64_MAX && (int64_t)last->seq > m->last_enqueued)
       m->last_enqueued = (int64_t)last->seq;
+    /* untracked: completion unknown (lifecycle records say their own state) */
     uint32_t untracked = 0;
-    for (uint32_t k = 0; k < sl->len; k++)
-      if (f->dump.records[f->idx[sl->start + k]].flags & FRZ_RF_NO_TRACKING) untracked++;
+    for (uint32_t k = 0; k < sl->len; k++) {
+      const frz_record *r = &f->dump.records[f->idx[sl->start + k]];
+      if ((r->flags & FRZ_RF_NO_TRACKING) && r->state != FRZ_STATE_COMPLETED &&
+          r->state != FRZ_STATE_FAILED)
+        untracked++;
+    }
     if (untracked == sl->len) m->tracked = 0;
   }
   if (m->last_completed > m->last_enqueued) m->last_completed = m->last_enqueued;
