@@ -151,6 +151,16 @@ out:
   return rc;
 }
 
+/* Was the trigger file at `path` written before this process started
+ * (left by an earlier job)?  A second of slack covers clock skew between
+ * the nodes of a shared filesystem. */
+static int trigger_is_stale(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+  uint64_t mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec;
+  return mtime + 1000000000ull < fr_g.start_realtime_ns;
+}
+
 int fr_trigger_file_create(const char *reason) {
   char path[600], tmp[640], line[TRIGGER_MAX];
   if (ensure_dir(fr_g.cfg.dump_dir) != 0) return -1;
@@ -169,8 +179,14 @@ int fr_trigger_file_create(const char *reason) {
   if (fd < 0) return -1;
   int ok = write(fd, line, (size_t)n) == n;
   close(fd);
-  /* link() never replaces an existing trigger: the first one wins */
-  if (ok && link(tmp, path) != 0 && errno != EEXIST) ok = 0;
+  /* link() never replaces an existing trigger: the first one wins; but one
+   * left by an earlier job in a reused directory is replaced */
+  if (ok && link(tmp, path) != 0) {
+    if (errno != EEXIST)
+      ok = 0;
+    else if (trigger_is_stale(path) && rename(tmp, path) == 0)
+      return 0;
+  }
   unlink(tmp);
   return ok ? 0 : -1;
 }
@@ -180,8 +196,7 @@ int fr_trigger_file_seen(int *rank, char *text, size_t textlen) {
   struct stat sb;
   snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
   if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
-  uint64_t mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec;
-  if (mtime + 1000000000ull < fr_g.start_realtime_ns) return 0; /* left by an earlier job */
+  if (trigger_is_stale(path)) return 0; /* left by an earlier job */
   *rank = -1;
   snprintf(text, textlen, "trigger file");
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);

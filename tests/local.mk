@@ -84,9 +84,9 @@ EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
 ## End-to-end: scenarios run live on the simulator, compared with their
 ## expected verdicts; the committed samples analysed again.
 E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
-	tests/e2e/recorder-inert.sh tests/e2e/cli.sh
+	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/cli.sh
 TESTS += $(E2E_TESTS)
-dist_check_SCRIPTS += $(E2E_TESTS) tests/e2e/lib.sh
+EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh
 EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	tests/scenarios/README.md $(wildcard $(srcdir)/tests/scenarios/*.scn) \
 	$(wildcard $(srcdir)/tests/scenarios/*.expected.json)

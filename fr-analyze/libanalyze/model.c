@@ -36,7 +36,9 @@ static int cmp_job(const void *x, const void *y, void *ctx)
   return c ? c : (i > j) - (i < j);
 }
 
-/* The most common job id (ties: the smallest), into a->job_id. */
+/* The job of the most recent dump (wall clock of the writer), into
+ * a->job_id: a reused dump directory holds older jobs too, and the newest
+ * hang is the one being asked about.  Ties: more dumps, then the smallest id. */
 static int choose_job(fa_analysis *a)
 {
   uint32_t n = a->nframes;
@@ -46,11 +48,16 @@ static int choose_job(fa_analysis *a)
   for (uint32_t i = 0; i < n; i++) ix[i] = i;
   qsort_r(ix, n, sizeof *ix, cmp_job, a->frames);
   uint32_t best = 0, best_n = 0;
+  uint64_t best_t = 0;
   for (uint32_t i = 0; i < n;) {
     uint32_t j = i;
+    uint64_t t = 0;
     const char *ji = a->frames[ix[i]].dump.process.job_id;
-    while (j < n && strncmp(a->frames[ix[j]].dump.process.job_id, ji, FRZ_JOB_MAX) == 0) j++;
-    if (j - i > best_n) {
+    for (; j < n && strncmp(a->frames[ix[j]].dump.process.job_id, ji, FRZ_JOB_MAX) == 0; j++)
+      if (a->frames[ix[j]].dump.process.anchor_realtime_ns > t)
+        t = a->frames[ix[j]].dump.process.anchor_realtime_ns;
+    if (t > best_t || (t == best_t && j - i > best_n)) {
+      best_t = t;
       best_n = j - i;
       best = ix[i];
     }

@@ -420,6 +420,11 @@ static int summarize(fa_analysis *a)
   case FA_STATUS_INCONCLUSIVE:
     if (!a->nframes) sb_printf(&b, "no usable dump");
     else if (!a->ncomms) sb_printf(&b, "the dumps hold no communicator");
+    else if (a->ranks_missing.n)
+      /* nothing stuck among the dumps read, but absent ranks may be behind */
+      sb_printf(&b, "no hang among the ranks that dumped, but %s left no dump: dead, not asked "
+                "to dump (fr-dump --trigger DIR asks every rank), or not given here",
+                ranks_phrase(&a->ranks_missing, p, sizeof p));
     else
       for (uint32_t i = 0; i < a->ncomms; i++)
         if (!a->comms[i].tracked && a->comms[i].seq_hi >= 0) {
@@ -544,7 +549,7 @@ int fa_verdict_build(fa_analysis *a)
   else if (v->mismatch_comm >= 0) v->status = FA_STATUS_MISMATCH;
   else if (v->cycle) v->status = FA_STATUS_DEADLOCK;
   else if (v->comm >= 0) v->status = FA_STATUS_HANG;
-  else if (untracked) v->status = FA_STATUS_INCONCLUSIVE;
+  else if (untracked || a->ranks_missing.n) v->status = FA_STATUS_INCONCLUSIVE;
   else v->status = FA_STATUS_HEALTHY;
   if (collect_links(a)) return -1;
   return summarize(a);

@@ -994,6 +994,58 @@ START_TEST(test_duplicates_and_conflicts)
 }
 END_TEST
 
+/* A reused dump directory: an older healthy job and a newer hung one.  The
+ * newest job is analysed, whatever the counts. */
+START_TEST(test_newest_job_wins)
+{
+  job *old = job_new(8);
+  job_world(old, WORLD);
+  run(old, 0, 7, WORLD, 20);
+  job *cur = c1_job();
+  for (int r = 0; r < 8; r++) {
+    snprintf(cur->proc[r].job_id, sizeof cur->proc[r].job_id, "job-43");
+    cur->proc[r].anchor_realtime_ns += 3600ull * 1000000000ull;
+  }
+  cur->absent[7] = 1; /* fewer dumps than the old job: still the newest */
+  fa_analysis *a = fa_new();
+  for (int r = 0; r < 8; r++) {
+    frz_dump d = dump_of(old, r);
+    ck_assert_int_eq(fa_add_dump(a, &d, "old"), 0);
+    if (cur->absent[r]) continue;
+    d = dump_of(cur, r);
+    ck_assert_int_eq(fa_add_dump(a, &d, "new"), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_str_eq(a->job_id, "job-43");
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HANG);
+  RANKS_EQ(&a->verdict.lagging, 5);
+  int ignored = 0;
+  for (uint32_t i = 0; i < a->nproblems; i++) ignored += has_substr(a->problems[i].message, "job-42");
+  ck_assert_int_eq(ignored, 8);
+  fa_free(a);
+  job_free(old);
+  job_free(cur);
+}
+END_TEST
+
+/* One rank dumped (a signal to one process), the rest did not: nothing can
+ * be said about the absent ranks, so the verdict is not "healthy". */
+START_TEST(test_lone_dump_inconclusive)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 20);
+  for (int r = 0; r < 8; r++) j->absent[r] = r != 5;
+  fa_analysis *a = analyse(j);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_INCONCLUSIVE);
+  ck_assert_int_eq(fa_exit_status(a), 2);
+  ck_assert(has_substr(a->verdict.summary, "left no dump"));
+  ck_assert(has_substr(a->verdict.summary, "0-4,6-7"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
 START_TEST(test_nothing_usable)
 {
   fa_analysis *a = fa_new();
@@ -1095,6 +1147,8 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_frames_latest_used);
   tcase_add_test(t, test_duplicates_and_conflicts);
   tcase_add_test(t, test_nothing_usable);
+  tcase_add_test(t, test_newest_job_wins);
+  tcase_add_test(t, test_lone_dump_inconclusive);
   tcase_add_test(t, test_scale);
   suite_add_tcase(s, t);
   TCase *u = tcase_create("helpers");
