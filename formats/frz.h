@@ -24,7 +24,7 @@ extern "C" {
 /* Format version written by this codec.  Readers accept every minor of a
  * major they know and reject a newer major. */
 #define FRZ_VERSION_MAJOR 1
-#define FRZ_VERSION_MINOR 0
+#define FRZ_VERSION_MINOR 1
 
 /* ---- op codes (stable, on disk), generated from nccl_api.def ------------ */
 typedef enum {
@@ -32,13 +32,14 @@ typedef enum {
 #define FR_COLL(code, Name, rec, params, args, c, d, o, r) FRZ_OP_##Name = code,
 #define FR_P2P(code, Name, params, args, dir) FRZ_OP_##Name = code,
 #define FR_CALL(code, Name, params, args) FRZ_OP_##Name = code,
+#define FR_CALL_229(code, Name, params, args) FRZ_OP_##Name = code,
 #include "nccl_api.def"
   FRZ_OP_MAX_ = 256
 } frz_op;
 
 /* Op kinds: how a record's seq is to be read. */
 typedef enum {
-  FRZ_KIND_NONE = 0,
+  FRZ_KIND_NONE = 0,   /* unsequenced local event (abort, revoke, async error) */
   FRZ_KIND_COLL = 1,   /* seq is the comm's collective seq */
   FRZ_KIND_P2P = 2,    /* seq is the (comm, peer, direction) p2p seq */
   FRZ_KIND_GROUP = 3,  /* GroupStart/GroupEnd: seq unused (0) */
@@ -62,7 +63,8 @@ enum {
   FRZ_RF_GRAPH_CAPTURED = 1u << 1, /* stream was capturing: no events recorded */
   FRZ_RF_PROFILER_SEEN = 1u << 2,  /* NCCL's profiler plugin reported this op */
   FRZ_RF_NO_TRACKING = 1u << 3,    /* completion not tracked (no libcuda, off, or event failure) */
-  FRZ_RF_IN_CALL = 1u << 4         /* the NCCL call had not returned at dump time */
+  FRZ_RF_IN_CALL = 1u << 4,        /* the NCCL call had not returned at dump time */
+  FRZ_RF_SIMULATED = 1u << 5       /* issued in a group ended by ncclGroupSimulateEnd: never ran */
 };
 
 /* Trigger reasons (process header) */
@@ -74,7 +76,9 @@ typedef enum {
   FRZ_TRIGGER_ABORT = 4,        /* ncclCommAbort */
   FRZ_TRIGGER_ASYNC_ERROR = 5,  /* ncclCommGetAsyncError reported an error */
   FRZ_TRIGGER_EXIT = 6,         /* process exit (FR_DUMP_ON_EXIT=1) */
-  FRZ_TRIGGER_FRAME = 7         /* a later frame after an earlier trigger */
+  FRZ_TRIGGER_FRAME = 7,        /* a later frame after an earlier trigger */
+  FRZ_TRIGGER_CRASH = 8,        /* a fatal signal (SIGSEGV, SIGABRT, SIGBUS): best effort */
+  FRZ_TRIGGER_RECOVERY = 9      /* progress resumed after a trigger: the last frame of it */
 } frz_trigger;
 
 /* ---- structures ------------------------------------------------------- */
@@ -115,7 +119,11 @@ enum {
   FRZ_CF_ABORTED = 1u << 2,     /* CommAbort called */
   FRZ_CF_SPLIT = 1u << 3,       /* created by CommSplit (parent_id, split_color valid) */
   FRZ_CF_PENDING = 1u << 4,     /* nonblocking init still in progress */
-  FRZ_CF_UNKNOWN_ID = 1u << 5   /* created behind the recorder's back: comm_id is local, not shared */
+  FRZ_CF_UNKNOWN_ID = 1u << 5,  /* created behind the recorder's back: comm_id is local, not shared */
+  FRZ_CF_ASYNC_ERROR = 1u << 6, /* ncclCommGetAsyncError reported an error */
+  FRZ_CF_REVOKED = 1u << 7,     /* ncclCommRevoke called */
+  FRZ_CF_FINALIZED = 1u << 8,   /* ncclCommFinalize returned */
+  FRZ_CF_SHRINK = 1u << 9       /* created by ncclCommShrink (parent_id valid) */
 };
 
 /* One communicator as seen by this process (one comm rank of it). */

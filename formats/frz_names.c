@@ -51,6 +51,8 @@ const char *frz_op_name(unsigned op)
   case code: return #Name;
 #define FR_CALL(code, Name, params, args) \
   case code: return #Name;
+#define FR_CALL_229(code, Name, params, args) \
+  case code: return #Name;
 #include "nccl_api.def"
   default: return unknown_name("op", op);
   }
@@ -65,8 +67,10 @@ frz_kind frz_op_kind(unsigned op)
   case code: return FRZ_KIND_P2P;
 #define FR_CALL(code, Name, params, args)                                       \
   case code:                                                                  \
-    return (code == FRZ_OP_GroupStart || code == FRZ_OP_GroupEnd) ? FRZ_KIND_GROUP \
-                                                                  : FRZ_KIND_LIFE;
+    return (code == FRZ_OP_GroupStart || code == FRZ_OP_GroupEnd ||           \
+            code == FRZ_OP_GroupSimulateEnd) ? FRZ_KIND_GROUP : FRZ_KIND_LIFE;
+#define FR_CALL_229(code, Name, params, args) \
+  case code: return FRZ_KIND_LIFE;
 #include "nccl_api.def"
   default: return FRZ_KIND_NONE;
   }
@@ -77,6 +81,7 @@ static const unsigned op_codes[] = {
 #define FR_COLL(code, Name, rec, params, args, c, d, o, r) code,
 #define FR_P2P(code, Name, params, args, dir) code,
 #define FR_CALL(code, Name, params, args) code,
+#define FR_CALL_229(code, Name, params, args) code,
 #include "nccl_api.def"
 };
 
@@ -165,8 +170,8 @@ const char *frz_state_name(unsigned state)
   return unknown_name("state", state);
 }
 
-static const char *const trigger_names[] = {"none",  "timeout",     "file", "signal",
-                                            "abort", "async_error", "exit", "frame"};
+static const char *const trigger_names[] = {"none",  "timeout",     "file", "signal", "abort",
+                                            "async_error", "exit", "frame", "crash", "recovery"};
 
 const char *frz_trigger_name(unsigned trigger)
 {

@@ -76,6 +76,7 @@ void fr_config_load(fr_config *c) {
   c->track_completion = env_bool("FR_TRACK_COMPLETION", 1);
   c->dump_signal = env_signal("FR_DUMP_SIGNAL", SIGUSR2);
   c->dump_on_exit = env_bool("FR_DUMP_ON_EXIT", 0);
+  c->dump_on_crash = env_bool("FR_DUMP_ON_CRASH", 1);
   c->trigger_file = env_bool("FR_TRIGGER_FILE", 1);
   fr_env_job_id(c->job_id, sizeof c->job_id);
 }

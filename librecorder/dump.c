@@ -25,6 +25,7 @@
 static frz_record *snap;   /* capacity records, allocated at first dump */
 static frz_comm *csnap;    /* FR_MAX_COMMS comms */
 static int failed_once;
+static uint64_t handled_mtime; /* the newest trigger file already acted on (watchdog thread) */
 
 /* Create the dump directory (0700) if needed; refuse a symlink. */
 static int ensure_dir(const char *dir) {
@@ -147,6 +148,7 @@ out:
     fr_log("dump failed: %s (the job continues)", err.msg);
   }
   free(buf);
+  atomic_fetch_add(&fr_g.dumps_done, 1);
   pthread_mutex_unlock(&fr_g.dump_lock);
   return rc;
 }
@@ -154,11 +156,24 @@ out:
 /* Was the trigger file at `path` written before this process started
  * (left by an earlier job)?  A second of slack covers clock skew between
  * the nodes of a shared filesystem. */
+static uint64_t mtime_ns(const struct stat *sb) {
+  return (uint64_t)sb->st_mtim.tv_sec * 1000000000ull + (uint64_t)sb->st_mtim.tv_nsec;
+}
+
+/* Is the trigger file at `path` one we need not act on: written before this
+ * process started (left by an earlier job; a second of slack covers clock
+ * skew between the nodes of a shared filesystem), or already acted on? */
 static int trigger_is_stale(const char *path) {
   struct stat sb;
   if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
-  uint64_t mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec;
-  return mtime + 1000000000ull < fr_g.start_realtime_ns;
+  uint64_t mtime = mtime_ns(&sb);
+  return mtime + 1000000000ull < fr_g.start_realtime_ns || (handled_mtime && mtime <= handled_mtime);
+}
+
+/* Remember the trigger file now at `path` as acted on. */
+static void trigger_handled(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) == 0 && mtime_ns(&sb) > handled_mtime) handled_mtime = mtime_ns(&sb);
 }
 
 int fr_trigger_file_create(const char *reason) {
@@ -182,12 +197,15 @@ int fr_trigger_file_create(const char *reason) {
   /* link() never replaces an existing trigger: the first one wins; but one
    * left by an earlier job in a reused directory is replaced */
   if (ok && link(tmp, path) != 0) {
-    if (errno != EEXIST)
+    if (errno != EEXIST) {
       ok = 0;
-    else if (trigger_is_stale(path) && rename(tmp, path) == 0)
+    } else if (trigger_is_stale(path) && rename(tmp, path) == 0) {
+      trigger_handled(path);
       return 0;
+    }
   }
   unlink(tmp);
+  if (ok) trigger_handled(path);
   return ok ? 0 : -1;
 }
 
@@ -196,7 +214,8 @@ int fr_trigger_file_seen(int *rank, char *text, size_t textlen) {
   struct stat sb;
   snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
   if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
-  if (trigger_is_stale(path)) return 0; /* left by an earlier job */
+  if (trigger_is_stale(path)) return 0; /* an earlier job's, or acted on already */
+  trigger_handled(path);
   *rank = -1;
   snprintf(text, textlen, "trigger file");
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);

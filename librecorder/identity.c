@@ -48,6 +48,44 @@ uint64_t fr_comm_id_from_split(uint64_t parent, uint64_t split_index, int color)
   return fr_hash_finish(h);
 }
 
+uint64_t fr_comm_id_from_uniques(const void *ids, size_t id_len, int n, int nranks) {
+  uint64_t h = fr_hash_bytes(FR_HASH_SEED, "scalable", 8);
+  for (int i = 0; i < n; i++) h = fr_hash_bytes(h, (const char *)ids + (size_t)i * id_len, id_len);
+  h = fr_hash_u64(h, (uint64_t)(int64_t)n);
+  h = fr_hash_u64(h, (uint64_t)(int64_t)nranks);
+  return fr_hash_finish(h);
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+uint64_t fr_comm_id_from_shrink(uint64_t parent, uint64_t index, const int *excl, int nexcl) {
+  uint64_t h = fr_hash_bytes(FR_HASH_SEED, "shrink", 6);
+  h = fr_hash_u64(h, parent);
+  h = fr_hash_u64(h, index);
+  /* the set, not the order the caller listed it in: hash it sorted */
+  int small[64], *v = nexcl <= 64 ? small : malloc((size_t)nexcl * sizeof *v);
+  if (v && nexcl > 0) {
+    memcpy(v, excl, (size_t)nexcl * sizeof *v);
+    qsort(v, (size_t)nexcl, sizeof *v, cmp_int);
+    for (int i = 0; i < nexcl; i++) h = fr_hash_u64(h, (uint64_t)(int64_t)v[i]);
+  }
+  if (v != small) free(v);
+  h = fr_hash_u64(h, (uint64_t)(int64_t)nexcl);
+  return fr_hash_finish(h);
+}
+
+uint64_t fr_comm_id_from_clique(const char *host, uint32_t pid, uint64_t index, int ndev) {
+  uint64_t h = fr_hash_bytes(FR_HASH_SEED, "initall", 7);
+  h = fr_hash_bytes(h, host, strlen(host));
+  h = fr_hash_u64(h, pid);
+  h = fr_hash_u64(h, index);
+  h = fr_hash_u64(h, (uint64_t)(int64_t)ndev);
+  return fr_hash_finish(h);
+}
+
 /* First variable of `names` holding a whole non-negative int, else -1. */
 static int env_int(const char *const *names) {
   for (; *names; names++) {

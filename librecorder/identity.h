@@ -24,6 +24,15 @@ uint64_t fr_comm_id_from_unique(const void *unique_id, size_t len, int nranks);
 /* comm_id of the child made by the `split_index`-th CommSplit of `parent`. */
 uint64_t fr_comm_id_from_split(uint64_t parent, uint64_t split_index, int color);
 
+/* comm_id of a comm made by CommInitRankScalable from `n` unique ids. */
+uint64_t fr_comm_id_from_uniques(const void *ids, size_t id_len, int n, int nranks);
+/* comm_id of the child made by the `index`-th CommShrink of `parent` that
+ * excluded the `nexcl` comm ranks in `excl` (any order). */
+uint64_t fr_comm_id_from_shrink(uint64_t parent, uint64_t index, const int *excl, int nexcl);
+/* comm_id of the `index`-th CommInitAll clique of one process (all its
+ * members live in that process, so host and pid make it unique). */
+uint64_t fr_comm_id_from_clique(const char *host, uint32_t pid, uint64_t index, int ndev);
+
 /* Global rank from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
  * SLURM_PROCID (first one set and valid); -1 when none. */
 int fr_env_global_rank(void);

@@ -1,11 +1,11 @@
-/* lifecycle.c — the hand-written wrappers: groups and communicator
- * lifecycle (init, split, destroy, abort).
+/* lifecycle.c — communicator creation from unique ids: CommInitRank,
+ * CommInitRankConfig, CommInitRankScalable and CommInitAll, plus the helpers
+ * every lifecycle wrapper shares (derive.c, teardown.c).
  *
  * Lifecycle calls are records in the collective sequence of the comm they
- * are collective on: CommInitRank(Config) is seq 0 of the new comm, a split
- * takes the parent's next seq, destroy the comm's next seq.  Abort is local
- * (PyTorch's watchdog aborts at whatever point each rank is), so it is
- * recorded unsequenced (kind NONE) and asks for a dump.
+ * are collective on: an init is seq 0 of the new comm (derive.c: a split or
+ * shrink takes the parent's next seq; teardown.c: finalize and destroy take
+ * the comm's next seq).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,71 +13,7 @@
 #include "identity.h"
 #include "recorder.h"
 
-#define FR_GROUP_MAX 1024
-
-typedef struct deferred {
-  fr_slot *slot;
-  uint64_t id;
-  cudaStream_t stream;
-} deferred;
-
-/* Per-thread group state: NCCL groups are per thread. */
-static __thread int group_depth __attribute__((tls_model("initial-exec")));
-static __thread uint64_t group_id __attribute__((tls_model("initial-exec")));
-static __thread uint32_t ndeferred __attribute__((tls_model("initial-exec")));
-static __thread deferred *deferred_ops __attribute__((tls_model("initial-exec")));
-
-int fr_group_depth(void) { return group_depth; }
-uint64_t fr_group_id(void) { return group_id; }
-
-void fr_group_defer(fr_slot *s, uint64_t id, cudaStream_t stream) {
-  if (!deferred_ops) deferred_ops = calloc(FR_GROUP_MAX, sizeof *deferred_ops);
-  if (!deferred_ops || ndeferred >= FR_GROUP_MAX) {
-    __atomic_or_fetch(&s->rec.flags, FRZ_RF_NO_TRACKING, __ATOMIC_RELEASE);
-    return;
-  }
-  deferred_ops[ndeferred++] = (deferred){s, id, stream};
-}
-
-FR_EXPORT ncclResult_t ncclGroupStart(void) {
-  fr_GroupStart_fn real = fr_real_GroupStart();
-  if (!real) return ncclInvalidUsage;
-  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) return real();
-  ncclResult_t r = real();
-  if (r == ncclSuccess && group_depth++ == 0) {
-    group_id = atomic_fetch_add(&fr_g.group_ids, 1) + 1;
-    ndeferred = 0;
-  }
-  return r;
-}
-
-FR_EXPORT ncclResult_t ncclGroupEnd(void) {
-  fr_GroupEnd_fn real = fr_real_GroupEnd();
-  if (!real) return ncclInvalidUsage;
-  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) return real();
-  if (group_depth == 0) return real(); /* unbalanced: NCCL will say so */
-  if (--group_depth > 0) return real();
-  fr_in_wrapper = 1;
-  /* The batch is launched now: its start events go before, end events after. */
-  for (uint32_t i = 0; i < ndeferred; i++)
-    if (fr_ring_get(&fr_g.ring, deferred_ops[i].id))
-      fr_track_before(deferred_ops[i].slot, deferred_ops[i].id, deferred_ops[i].stream);
-  ncclResult_t r = real();
-  for (uint32_t i = 0; i < ndeferred; i++) {
-    deferred *d = &deferred_ops[i];
-    if (!fr_ring_get(&fr_g.ring, d->id)) continue;
-    fr_track_after(d->slot, d->id, d->stream, r);
-    if (r != ncclSuccess && r != ncclInProgress) fr_rec_end(d->slot, d->id, r);
-  }
-  ndeferred = 0;
-  group_id = 0;
-  fr_in_wrapper = 0;
-  return r;
-}
-
-/* Mark a lifecycle record done: completed on success (no device work to
- * wait for), failed on error, left enqueued while nonblocking init runs. */
-static void life_done(fr_slot *s, uint64_t id, ncclResult_t r, uint64_t t0) {
+void fr_life_done(fr_slot *s, uint64_t id, ncclResult_t r, uint64_t t0) {
   if (!fr_ring_get(&fr_g.ring, id)) return;
   s->rec.t_enqueue_ns = t0;
   if (r == ncclSuccess) {
@@ -89,8 +25,14 @@ static void life_done(fr_slot *s, uint64_t id, ncclResult_t r, uint64_t t0) {
   fr_rec_end(s, id, r);
 }
 
-/* Count and rank of a new comm as NCCL reports them; -1 when unknown. */
-static void ask_size(ncclComm_t comm, int *nranks, int *rank) {
+fr_slot *fr_life_begin(fr_comm *c, unsigned op, unsigned kind, void *site, uint64_t *id) {
+  uint64_t seq = kind == FRZ_KIND_NONE ? 0 : atomic_fetch_add(&c->next_seq, 1);
+  fr_slot *s = fr_rec_begin(c, op, kind, seq, 0, -1, -1, -1, FRZ_DIR_NONE, NULL, site, id);
+  __atomic_or_fetch(&s->rec.flags, FRZ_RF_NO_TRACKING, __ATOMIC_RELAXED);
+  return s;
+}
+
+void fr_comm_ask_size(ncclComm_t comm, int *nranks, int *rank) {
   typedef ncclResult_t (*int_fn)(const ncclComm_t, int *);
   int_fn count = (int_fn)fr_resolve("pncclCommCount", "ncclCommCount");
   int_fn urank = (int_fn)fr_resolve("pncclCommUserRank", "ncclCommUserRank");
@@ -100,31 +42,33 @@ static void ask_size(ncclComm_t comm, int *nranks, int *rank) {
   if (urank && urank(comm, rank) != ncclSuccess) *rank = -1;
 }
 
-/* After CommInitRank(Config): register the comm and record its seq 0. */
-static void init_done(unsigned op, ncclComm_t *comm, int nranks, int rank,
-                      const ncclUniqueId *uid, ncclResult_t r, uint64_t t0, void *site) {
-  uint64_t cid = fr_comm_id_from_unique(uid->internal, sizeof uid->internal, nranks);
+/* After an init from unique ids: register the comm and record its seq 0. */
+static void init_done(unsigned op, ncclComm_t *comm, uint64_t cid, int nranks, int rank,
+                      ncclResult_t r, uint64_t t0, void *site) {
   uint32_t flags = r == ncclSuccess ? 0 : r == ncclInProgress ? FRZ_CF_PENDING : FRZ_CF_INIT_FAILED;
   uintptr_t handle = (r == ncclSuccess || r == ncclInProgress) && comm ? (uintptr_t)*comm : 0;
   fr_comm *c = fr_comm_add(handle, cid, 0, nranks, rank, flags);
   if (!c) return;
   uint64_t id;
-  uint64_t seq = atomic_fetch_add(&c->next_seq, 1);
-  fr_slot *s = fr_rec_begin(c, op, FRZ_KIND_LIFE, seq, 0, -1, -1, -1, FRZ_DIR_NONE, NULL, site, &id);
-  __atomic_or_fetch(&s->rec.flags, FRZ_RF_NO_TRACKING, __ATOMIC_RELAXED);
-  life_done(s, id, r, t0);
+  fr_slot *s = fr_life_begin(c, op, FRZ_KIND_LIFE, site, &id);
+  fr_life_done(s, id, r, t0);
 }
+
+#define FR_PASS_IF_OFF_(call)                                                        \
+  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) \
+    return call;
 
 FR_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
   fr_CommInitRank_fn real = fr_real_CommInitRank();
   if (!real) return ncclInvalidUsage;
-  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper)
-    return real(comm, nranks, commId, rank);
+  FR_PASS_IF_OFF_(real(comm, nranks, commId, rank))
   fr_in_wrapper = 1;
   fr_on_first_comm();
   uint64_t t0 = fr_now_ns();
   ncclResult_t r = real(comm, nranks, commId, rank);
-  init_done(FRZ_OP_CommInitRank, comm, nranks, rank, &commId, r, t0, __builtin_return_address(0));
+  init_done(FRZ_OP_CommInitRank, comm,
+            fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks), nranks, rank,
+            r, t0, __builtin_return_address(0));
   fr_in_wrapper = 0;
   return r;
 }
@@ -133,85 +77,60 @@ FR_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
                                               int rank, ncclConfig_t *config) {
   fr_CommInitRankConfig_fn real = fr_real_CommInitRankConfig();
   if (!real) return ncclInvalidUsage;
-  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper)
-    return real(comm, nranks, commId, rank, config);
+  FR_PASS_IF_OFF_(real(comm, nranks, commId, rank, config))
   fr_in_wrapper = 1;
   fr_on_first_comm();
   uint64_t t0 = fr_now_ns();
   ncclResult_t r = real(comm, nranks, commId, rank, config);
-  init_done(FRZ_OP_CommInitRankConfig, comm, nranks, rank, &commId, r, t0,
+  init_done(FRZ_OP_CommInitRankConfig, comm,
+            fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks), nranks, rank,
+            r, t0, __builtin_return_address(0));
+  fr_in_wrapper = 0;
+  return r;
+}
+
+FR_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank,
+                                                int nId, ncclUniqueId *commIds,
+                                                ncclConfig_t *config) {
+  fr_CommInitRankScalable_fn real = fr_real_CommInitRankScalable();
+  if (!real) return ncclInvalidUsage;
+  FR_PASS_IF_OFF_(real(newcomm, nranks, myrank, nId, commIds, config))
+  fr_in_wrapper = 1;
+  fr_on_first_comm();
+  uint64_t t0 = fr_now_ns();
+  ncclResult_t r = real(newcomm, nranks, myrank, nId, commIds, config);
+  uint64_t cid = commIds && nId > 0
+                     ? fr_comm_id_from_uniques(commIds, sizeof *commIds, nId, nranks)
+                     : fr_comm_id_from_uniques("", 0, 0, nranks);
+  init_done(FRZ_OP_CommInitRankScalable, newcomm, cid, nranks, myrank, r, t0,
             __builtin_return_address(0));
   fr_in_wrapper = 0;
   return r;
 }
 
-FR_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
-                                     ncclConfig_t *config) {
-  fr_CommSplit_fn real = fr_real_CommSplit();
+FR_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist) {
+  static _Atomic uint64_t ncliques;
+  fr_CommInitAll_fn real = fr_real_CommInitAll();
   if (!real) return ncclInvalidUsage;
-  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper)
-    return real(comm, color, key, newcomm, config);
+  FR_PASS_IF_OFF_(real(comm, ndev, devlist))
   fr_in_wrapper = 1;
-  fr_comm *parent = fr_comm_get((uintptr_t)comm);
-  uint64_t t0 = fr_now_ns(), id = 0, index = 0;
-  fr_slot *s = NULL;
-  if (parent) {
-    index = atomic_fetch_add(&parent->nsplits, 1);
-    uint64_t seq = atomic_fetch_add(&parent->next_seq, 1);
-    /* peer holds the color: the split's only per-rank argument worth comparing */
-    s = fr_rec_begin(parent, FRZ_OP_CommSplit, FRZ_KIND_LIFE, seq, 0, -1, -1, -1, FRZ_DIR_NONE,
-                     NULL, __builtin_return_address(0), &id);
-    __atomic_or_fetch(&s->rec.flags, FRZ_RF_NO_TRACKING, __ATOMIC_RELAXED);
+  fr_on_first_comm();
+  uint64_t t0 = fr_now_ns();
+  ncclResult_t r = real(comm, ndev, devlist);
+  /* one comm, ndev comm ranks, all in this process */
+  uint64_t cid = fr_comm_id_from_clique(fr_g.proc.host, fr_g.proc.pid,
+                                        atomic_fetch_add(&ncliques, 1), ndev);
+  if (r == ncclSuccess && comm) {
+    for (int i = 0; i < ndev; i++)
+      init_done(FRZ_OP_CommInitAll, &comm[i], cid, ndev, i, r, t0, __builtin_return_address(0));
+  } else {
+    init_done(FRZ_OP_CommInitAll, NULL, cid, ndev, -1, r, t0, __builtin_return_address(0));
   }
-  ncclResult_t r = real(comm, color, key, newcomm, config);
-  if (s) life_done(s, id, r, t0);
-  if (parent && (r == ncclSuccess || r == ncclInProgress) && newcomm && *newcomm) {
-    int n, rk;
-    ask_size(*newcomm, &n, &rk);
-    uint64_t cid = fr_comm_id_from_split(parent->comm_id, index, color);
-    uint32_t flags = FRZ_CF_SPLIT | (r == ncclInProgress ? FRZ_CF_PENDING : 0);
-    fr_comm *c = fr_comm_add((uintptr_t)*newcomm, cid, parent->comm_id, n, rk, flags);
-    if (c) {
-      c->split_color = color;
-      c->split_key = key;
+  if (r == ncclSuccess && comm && devlist)
+    for (int i = 0; i < ndev; i++) {
+      fr_comm *c = fr_comm_find((uintptr_t)comm[i]);
+      if (c) c->cuda_device = devlist[i];
     }
-  }
   fr_in_wrapper = 0;
   return r;
-}
-
-/* Destroy (sequenced) and abort (local) share this path. */
-static ncclResult_t end_comm(ncclComm_t comm, ncclResult_t (*real)(ncclComm_t), unsigned op,
-                             void *site) {
-  fr_in_wrapper = 1;
-  fr_comm *c = fr_comm_find((uintptr_t)comm);
-  fr_slot *s = NULL;
-  uint64_t id = 0, t0 = fr_now_ns();
-  if (c) {
-    int abort = op == FRZ_OP_CommAbort;
-    uint64_t seq = abort ? 0 : atomic_fetch_add(&c->next_seq, 1);
-    s = fr_rec_begin(c, op, abort ? FRZ_KIND_NONE : FRZ_KIND_LIFE, seq, 0, -1, -1, -1,
-                     FRZ_DIR_NONE, NULL, site, &id);
-    __atomic_or_fetch(&s->rec.flags, FRZ_RF_NO_TRACKING, __ATOMIC_RELAXED);
-    fr_comm_retire(c, abort ? FRZ_CF_ABORTED : FRZ_CF_DESTROYED);
-    if (abort) fr_request_dump(FRZ_TRIGGER_ABORT);
-  }
-  ncclResult_t r = real(comm);
-  if (s) life_done(s, id, r, t0);
-  fr_in_wrapper = 0;
-  return r;
-}
-
-FR_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
-  fr_CommDestroy_fn real = fr_real_CommDestroy();
-  if (!real) return ncclInvalidUsage;
-  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) return real(comm);
-  return end_comm(comm, real, FRZ_OP_CommDestroy, __builtin_return_address(0));
-}
-
-FR_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
-  fr_CommAbort_fn real = fr_real_CommAbort();
-  if (!real) return ncclInvalidUsage;
-  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) return real(comm);
-  return end_comm(comm, real, FRZ_OP_CommAbort, __builtin_return_address(0));
 }

@@ -36,6 +36,7 @@ typedef struct fr_config {
   int track_completion;        /* FR_TRACK_COMPLETION (default 1) */
   int dump_signal;             /* FR_DUMP_SIGNAL (default SIGUSR2; 0 = none) */
   int dump_on_exit;            /* FR_DUMP_ON_EXIT (default 0) */
+  int dump_on_crash;           /* FR_DUMP_ON_CRASH (default 1): SIGSEGV/SIGABRT/SIGBUS */
   int trigger_file;            /* FR_TRIGGER_FILE (default 1): write/watch DIR/TRIGGER */
   int quiet;                   /* FR_QUIET=1: no messages on stderr */
   char job_id[FRZ_JOB_MAX];    /* FR_JOB_ID / SLURM_JOB_ID / TORCHELASTIC_RUN_ID */
@@ -57,6 +58,7 @@ typedef struct fr_comm {
   _Atomic uint32_t flags;      /* FRZ_CF_* */
   _Atomic uint64_t next_seq;   /* next collective seq */
   _Atomic uint64_t nsplits;    /* splits made from this comm so far */
+  _Atomic uint64_t nshrinks;   /* shrinks made from this comm so far */
   _Atomic uint64_t nrecords;   /* records written for this comm */
   _Atomic uint64_t *p2p_seq;   /* [peer * 2 + dir-1]: next p2p seq, nranks*2 */
 } fr_comm;
@@ -100,7 +102,9 @@ typedef struct fr_global {
   _Atomic int stopping;
   pthread_mutex_t dump_lock;
   uint64_t start_realtime_ns;  /* process start, to ignore stale trigger files */
-  _Atomic uint32_t next_frame;  /* frame number of the next dump of this process */
+  _Atomic uint32_t next_frame;
+  _Atomic uint32_t dumps_done;  /* dumps attempted, for the crash handler's wait */
+  _Atomic int crash_signal;     /* the fatal signal being handled, 0 none */  /* frame number of the next dump of this process */
   _Atomic int log_ready;       /* 0: messages are held until NCCL is first used */
 } fr_global;
 
@@ -128,15 +132,23 @@ FR_HIDDEN void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r);
 FR_HIDDEN void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream);
 FR_HIDDEN void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r);
 
-/* Per-thread group state (lifecycle.c) */
+/* Lifecycle records (lifecycle.c): begin one on comm `c` (kind LIFE takes
+ * the comm's next seq, kind NONE none), finish it after NCCL returned. */
+FR_HIDDEN fr_slot *fr_life_begin(fr_comm *c, unsigned op, unsigned kind, void *site, uint64_t *id);
+FR_HIDDEN void fr_life_done(fr_slot *s, uint64_t id, ncclResult_t r, uint64_t t0);
+/* Size and rank of a comm as NCCL reports them; -1 when unknown. */
+FR_HIDDEN void fr_comm_ask_size(ncclComm_t comm, int *nranks, int *rank);
+
+/* Per-thread group state (groups.c) */
 FR_HIDDEN int fr_group_depth(void);
 FR_HIDDEN uint64_t fr_group_id(void);
-FR_HIDDEN void fr_group_defer(fr_slot *s, uint64_t id, cudaStream_t stream);
+FR_HIDDEN void fr_group_defer(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream);
 
 /* The real NCCL functions of the hand-written wrappers (lifecycle.c):
  * fr_real_<Name>() resolves once and returns NULL if NCCL lacks it. */
 #define FR_CALL(code, Name, params, args) \
   typedef ncclResult_t (*fr_##Name##_fn) params; FR_HIDDEN fr_##Name##_fn fr_real_##Name(void);
+#define FR_CALL_229(code, Name, params, args) FR_CALL(code, Name, params, args)
 #include "nccl_api.def"
 
 /* Re-entrancy guard: nonzero while this thread is inside one of our wrappers. */
@@ -148,11 +160,14 @@ typedef struct scan_state {
   uint64_t from;               /* lowest record id that may still be pending */
   uint64_t oldest_id;          /* oldest pending record (valid if have_oldest) */
   int have_oldest;
+  uint64_t completed;          /* completions this scanner has seen, ever */
 } scan_state;
 /* Stamp start/completion of pending records from their events (the
  * watchdog each poll; a dump just before its snapshot). */
 FR_HIDDEN void fr_scan_completion(scan_state *st, uint64_t now);
 FR_HIDDEN int fr_watchdog_start(void);
+/* Chain a best-effort dump in front of the fatal signals' handlers (crash.c). */
+FR_HIDDEN void fr_crash_handlers_install(void);
 FR_HIDDEN void fr_watchdog_stop(void);
 /* Write one dump now.  Returns 0 on success. */
 FR_HIDDEN int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns,

@@ -46,6 +46,7 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
     if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
       __atomic_store_n(&r->t_complete_ns, now, __ATOMIC_RELAXED);
       state = FRZ_STATE_COMPLETED;
+      st->completed++;
     }
     if (fr_ring_get(ring, id) == s && state != __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) &&
         __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != FRZ_STATE_FAILED)
@@ -77,6 +78,78 @@ static int describe_timeout(uint64_t id, uint64_t now, char *text, size_t len) {
   return 1;
 }
 
+/* One trigger and the frames after it, until progress resumes. */
+typedef struct episode {
+  int active;
+  int trigger_rank;
+  uint32_t frames;              /* frames written in this episode */
+  uint64_t trigger_time, next_frame;
+  uint64_t completed_at_trigger; /* scan_state.completed when it began */
+  char text[FRZ_TEXT_MAX];
+} episode;
+
+static uint64_t frame_interval_ns(void) {
+  return (uint64_t)fr_g.cfg.frame_interval_sec * 1000000000ull;
+}
+
+/* A trigger of this process's own, if any: a request from a wrapper or the
+ * signal handler, the timeout, or the shared trigger file. */
+static int find_trigger(int req, const scan_state *st, uint64_t now, uint64_t *next_poll,
+                        episode *ep) {
+  if (req) {
+    ep->trigger_rank = fr_g.proc.global_rank;
+    snprintf(ep->text, sizeof ep->text, "%s", frz_trigger_name((unsigned)req));
+    return req;
+  }
+  if (fr_g.cfg.timeout_sec && st->have_oldest &&
+      describe_timeout(st->oldest_id, now, ep->text, sizeof ep->text)) {
+    ep->trigger_rank = fr_g.proc.global_rank;
+    if (fr_g.cfg.trigger_file) fr_trigger_file_create(ep->text);
+    fr_log("hang: %s; dumping to %s", ep->text, fr_g.cfg.dump_dir);
+    return FRZ_TRIGGER_TIMEOUT;
+  }
+  if (fr_g.cfg.trigger_file && now >= *next_poll) {
+    *next_poll = now + TRIGGER_POLL_NS;
+    if (fr_trigger_file_seen(&ep->trigger_rank, ep->text, sizeof ep->text)) return FRZ_TRIGGER_FILE;
+  }
+  return 0;
+}
+
+static void dump_frame(int trigger, const episode *ep) {
+  fr_dump_write(trigger, atomic_fetch_add(&fr_g.next_frame, 1), ep->trigger_time,
+                ep->trigger_rank, ep->text);
+}
+
+/* One poll's worth of episode logic: start, next frame, or recovery. */
+static void step_episode(episode *ep, const scan_state *st, int req, uint64_t now,
+                         uint64_t *next_poll) {
+  if (!ep->active) {
+    int trigger = find_trigger(req, st, now, next_poll, ep);
+    if (!trigger) return;
+    ep->active = 1;
+    ep->frames = 1;
+    ep->trigger_time = now;
+    ep->next_frame = now + frame_interval_ns();
+    ep->completed_at_trigger = st->completed;
+    dump_frame(trigger, ep);
+    return;
+  }
+  if (st->completed > ep->completed_at_trigger) {
+    /* progress resumed: say so in one last frame and re-arm */
+    snprintf(ep->text, sizeof ep->text, "progress resumed: %llu ops completed %.1f s after the trigger",
+             (unsigned long long)(st->completed - ep->completed_at_trigger),
+             (double)(now - ep->trigger_time) / 1e9);
+    dump_frame(FRZ_TRIGGER_RECOVERY, ep);
+    ep->active = 0;
+    return;
+  }
+  if (ep->frames < fr_g.cfg.max_frames && (now >= ep->next_frame || req)) {
+    ep->frames++;
+    ep->next_frame = now + frame_interval_ns();
+    dump_frame(FRZ_TRIGGER_FRAME, ep);
+  }
+}
+
 static void *watchdog_main(void *arg) {
   (void)arg;
   sigset_t all;
@@ -84,10 +157,8 @@ static void *watchdog_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   prctl(PR_SET_NAME, "fr-watchdog", 0, 0, 0);
   scan_state st = {0};
-  int triggered = 0, trigger_rank = -1;
-  uint32_t frame = 0;
-  uint64_t trigger_time = 0, next_frame = 0, next_trigger_poll = 0;
-  char text[FRZ_TEXT_MAX] = "";
+  episode ep = {0};
+  uint64_t next_trigger_poll = 0;
   while (!atomic_load(&fr_g.stopping)) {
     struct pollfd p = {fr_g.wake_pipe[0], POLLIN, 0};
     if (poll(&p, fr_g.wake_pipe[0] >= 0 ? 1 : 0, (int)fr_g.cfg.poll_ms) > 0) {
@@ -98,34 +169,16 @@ static void *watchdog_main(void *arg) {
     if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed)) continue;
     uint64_t now = fr_now_ns();
     fr_scan_completion(&st, now);
-    int trigger = atomic_exchange(&fr_g.dump_request, 0);
-    if (!triggered && !trigger && fr_g.cfg.timeout_sec && st.have_oldest &&
-        describe_timeout(st.oldest_id, now, text, sizeof text)) {
-      trigger = FRZ_TRIGGER_TIMEOUT;
-      trigger_rank = fr_g.proc.global_rank;
-      if (fr_g.cfg.trigger_file) fr_trigger_file_create(text);
-      fr_log("hang: %s; dumping to %s", text, fr_g.cfg.dump_dir);
+    int req = atomic_exchange(&fr_g.dump_request, 0);
+    if (req == FRZ_TRIGGER_CRASH) { /* always, whatever the episode */
+      episode crash = ep;
+      crash.trigger_rank = fr_g.proc.global_rank;
+      crash.trigger_time = now;
+      snprintf(crash.text, sizeof crash.text, "fatal signal %d", atomic_load(&fr_g.crash_signal));
+      dump_frame(FRZ_TRIGGER_CRASH, &crash);
+      continue;
     }
-    if (!triggered && !trigger && fr_g.cfg.trigger_file && now >= next_trigger_poll) {
-      next_trigger_poll = now + TRIGGER_POLL_NS;
-      if (fr_trigger_file_seen(&trigger_rank, text, sizeof text)) trigger = FRZ_TRIGGER_FILE;
-    }
-    if (trigger && !triggered) {
-      if (trigger != FRZ_TRIGGER_TIMEOUT && trigger != FRZ_TRIGGER_FILE) {
-        trigger_rank = fr_g.proc.global_rank;
-        snprintf(text, sizeof text, "%s", frz_trigger_name((unsigned)trigger));
-      }
-      triggered = 1;
-      trigger_time = now;
-      fr_dump_write(trigger, atomic_fetch_add(&fr_g.next_frame, 1), trigger_time, trigger_rank, text);
-      frame = 1;
-      next_frame = now + (uint64_t)fr_g.cfg.frame_interval_sec * 1000000000ull;
-    } else if (triggered && frame < fr_g.cfg.max_frames && (now >= next_frame || trigger)) {
-      frame++;
-      fr_dump_write(FRZ_TRIGGER_FRAME, atomic_fetch_add(&fr_g.next_frame, 1), trigger_time,
-                    trigger_rank, text);
-      next_frame = now + (uint64_t)fr_g.cfg.frame_interval_sec * 1000000000ull;
-    }
+    step_episode(&ep, &st, req, now, &next_trigger_poll);
   }
   return NULL;
 }
@@ -160,6 +213,7 @@ int fr_watchdog_start(void) {
   int expect = 0;
   if (!atomic_compare_exchange_strong(&fr_g.watchdog_started, &expect, 1)) return 0;
   install_signal();
+  fr_crash_handlers_install();
   pthread_attr_t a;
   pthread_attr_init(&a);
   pthread_attr_setstacksize(&a, 256 * 1024);

@@ -83,9 +83,9 @@ void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r
 }
 
 /* Events around one call: now, or at the outermost GroupEnd when grouped. */
-static void before_call(fr_slot *s, uint64_t id, cudaStream_t stream) {
+static void before_call(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream) {
   if (fr_group_depth() > 0)
-    fr_group_defer(s, id, stream);
+    fr_group_defer(s, id, c, stream);
   else
     fr_track_before(s, id, stream);
 }
@@ -122,7 +122,7 @@ static void after_call(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_
     uint64_t id = 0;                                                                \
     if (c) {                                                                        \
       RECORD;                                                                       \
-      before_call(s, id, stream);                                                   \
+      before_call(s, id, c, stream);                                                \
     }                                                                               \
     ncclResult_t r = real args;                                                     \
     if (s) after_call(s, id, stream, r);                                            \
@@ -165,4 +165,5 @@ static uint64_t p2p_seq(fr_comm *c, int peer, int dir) {
     return p;                                                                       \
   }
 
+#define FR_CALL_229(code, Name, params, args) FR_CALL(code, Name, params, args)
 #include "nccl_api.def"

@@ -103,6 +103,7 @@ typedef struct ncclSimInfo_v22200 { FR_NCCL_SIMINFO_FIELDS(FR_NCCL_FIELD_) } ncc
 #define FR_COLL(code, Name, rec, params, args, c, d, o, r) FR_NCCL_DECLARE_(ncclResult_t, Name, params)
 #define FR_P2P(code, Name, params, args, dir) FR_NCCL_DECLARE_(ncclResult_t, Name, params)
 #define FR_CALL(code, Name, params, args) FR_NCCL_DECLARE_(ncclResult_t, Name, params)
+#define FR_CALL_229(code, Name, params, args) FR_NCCL_DECLARE_(ncclResult_t, Name, params)
 #define FR_PASS(ret, Name, params) FR_NCCL_DECLARE_(ret, Name, params)
 #include "nccl_api.def"
 

@@ -666,7 +666,7 @@ START_TEST(test_layout_matches_spec)
   const uint8_t *b = s.buf;
   ck_assert_mem_eq(b, "\x89" "FRZ\r\n\x1a\n", 8);
   ck_assert_uint_eq(tget16(b + 8), 1);
-  ck_assert_uint_eq(tget16(b + 10), 0);
+  ck_assert_uint_eq(tget16(b + 10), FRZ_VERSION_MINOR);
   ck_assert_uint_eq(tget32(b + 12), 32);
   ck_assert_uint_eq(tget32(b + 16), 3);
   ck_assert_uint_eq(tget32(b + 20), 48);
@@ -1349,7 +1349,7 @@ START_TEST(test_op_names)
     n++;
     ck_assert_uint_eq(frz_op_from_name(frz_op_name(op)), op);
   }
-  ck_assert_uint_eq(n, 18);
+  ck_assert_uint_eq(n, 27); /* 9 collectives, 2 p2p, 3 group, 13 lifecycle */
   ck_assert_uint_eq(frz_op_from_name("allreduce"), FRZ_OP_AllReduce);
   ck_assert_uint_eq(frz_op_from_name("ncclAllGather"), FRZ_OP_AllGather);
   ck_assert_uint_eq(frz_op_from_name("REDUCESCATTER"), FRZ_OP_ReduceScatter);
@@ -1411,7 +1411,9 @@ START_TEST(test_other_names)
   ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_ASYNC_ERROR), "async_error");
   ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_EXIT), "exit");
   ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_FRAME), "frame");
-  ck_assert_str_eq(frz_trigger_name(8), "trigger#8");
+  ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_CRASH), "crash");
+  ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_RECOVERY), "recovery");
+  ck_assert_str_eq(frz_trigger_name(10), "trigger#10");
   ck_assert_str_eq(frz_status_name(FRZ_OK), "ok");
   ck_assert_str_eq(frz_status_name(FRZ_E_TRUNCATED), "truncated");
   ck_assert_str_eq(frz_status_name(FRZ_E_VERSION), "unsupported_version");

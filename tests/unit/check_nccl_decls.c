@@ -48,6 +48,9 @@ FR_NCCL_SIMINFO_FIELDS(CHECK_SIMINFO_FIELD_)
 #define FR_P2P(code, Name, params, args, dir) CHECK_PROTO_(ncclResult_t, Name, params)
 #define FR_CALL(code, Name, params, args) CHECK_PROTO_(ncclResult_t, Name, params)
 #define FR_PASS(ret, Name, params) CHECK_PROTO_(ret, Name, params)
+#if NCCL_VERSION_CODE >= 22900 /* functions NCCL 2.29 added */
+#define FR_CALL_229(code, Name, params, args) CHECK_PROTO_(ncclResult_t, Name, params)
+#endif
 #include "nccl_api.def"
 
 int main(void) { return 0; }

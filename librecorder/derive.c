@@ -1,0 +1,114 @@
+/* derive.c — communicators made from another one: CommSplit, CommShrink
+ * (NCCL 2.27+) and CommGrow / CommGetUniqueId (NCCL 2.29+).
+ *
+ * The call is a record in the parent's collective sequence; the child's
+ * identity is a hash of (parent comm_id, index of this split/shrink on the
+ * parent, color / excluded set), which every member computes alike.
+ */
+#include "identity.h"
+#include "recorder.h"
+
+#define FR_PASS_IF_OFF_(call)                                                        \
+  if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) \
+    return call;
+
+/* Register the child of `parent` returned in *newcomm. */
+static fr_comm *add_child(fr_comm *parent, ncclComm_t *newcomm, ncclResult_t r, uint64_t cid,
+                          uint32_t flags) {
+  if (!parent || (r != ncclSuccess && r != ncclInProgress) || !newcomm || !*newcomm) return NULL;
+  int n, rk;
+  fr_comm_ask_size(*newcomm, &n, &rk);
+  if (r == ncclInProgress) flags |= FRZ_CF_PENDING;
+  return fr_comm_add((uintptr_t)*newcomm, cid, parent->comm_id, n, rk, flags);
+}
+
+FR_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                                     ncclConfig_t *config) {
+  fr_CommSplit_fn real = fr_real_CommSplit();
+  if (!real) return ncclInvalidUsage;
+  FR_PASS_IF_OFF_(real(comm, color, key, newcomm, config))
+  fr_in_wrapper = 1;
+  fr_comm *parent = fr_comm_get((uintptr_t)comm);
+  uint64_t t0 = fr_now_ns(), id = 0, index = 0;
+  fr_slot *s = NULL;
+  if (parent) {
+    index = atomic_fetch_add(&parent->nsplits, 1);
+    s = fr_life_begin(parent, FRZ_OP_CommSplit, FRZ_KIND_LIFE, __builtin_return_address(0), &id);
+  }
+  ncclResult_t r = real(comm, color, key, newcomm, config);
+  if (s) fr_life_done(s, id, r, t0);
+  fr_comm *c = add_child(parent, newcomm, r,
+                         parent ? fr_comm_id_from_split(parent->comm_id, index, color) : 0,
+                         FRZ_CF_SPLIT);
+  if (c) {
+    c->split_color = color;
+    c->split_key = key;
+  }
+  fr_in_wrapper = 0;
+  return r;
+}
+
+FR_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+                                      ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
+  fr_CommShrink_fn real = fr_real_CommShrink();
+  if (!real) return ncclInvalidUsage;
+  FR_PASS_IF_OFF_(real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags))
+  fr_in_wrapper = 1;
+  fr_comm *parent = fr_comm_get((uintptr_t)comm);
+  uint64_t t0 = fr_now_ns(), id = 0, index = 0;
+  fr_slot *s = NULL;
+  if (parent) {
+    index = atomic_fetch_add(&parent->nshrinks, 1);
+    s = fr_life_begin(parent, FRZ_OP_CommShrink, FRZ_KIND_LIFE, __builtin_return_address(0), &id);
+    s->rec.count = excludeRanksCount > 0 ? (uint64_t)excludeRanksCount : 0;
+  }
+  ncclResult_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  if (s) fr_life_done(s, id, r, t0);
+  uint64_t cid = parent ? fr_comm_id_from_shrink(parent->comm_id, index, excludeRanksList,
+                                                 excludeRanksList ? excludeRanksCount : 0)
+                        : 0;
+  add_child(parent, newcomm, r, cid, FRZ_CF_SHRINK);
+  fr_in_wrapper = 0;
+  return r;
+}
+
+FR_EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId *uniqueId,
+                                    int rank, ncclComm_t *newcomm, ncclConfig_t *config) {
+  fr_CommGrow_fn real = fr_real_CommGrow();
+  if (!real) return ncclInvalidUsage;
+  FR_PASS_IF_OFF_(real(comm, nRanks, uniqueId, rank, newcomm, config))
+  fr_in_wrapper = 1;
+  fr_on_first_comm();
+  /* Existing members pass their comm; new ranks pass NULL and the id.  All
+   * of them hash the grow id, which the root created and shared. */
+  fr_comm *parent = comm ? fr_comm_get((uintptr_t)comm) : NULL;
+  uint64_t t0 = fr_now_ns(), id = 0;
+  fr_slot *s = NULL;
+  if (parent)
+    s = fr_life_begin(parent, FRZ_OP_CommGrow, FRZ_KIND_LIFE, __builtin_return_address(0), &id);
+  ncclResult_t r = real(comm, nRanks, uniqueId, rank, newcomm, config);
+  if (s) fr_life_done(s, id, r, t0);
+  if ((r == ncclSuccess || r == ncclInProgress) && newcomm && *newcomm) {
+    int n, rk;
+    fr_comm_ask_size(*newcomm, &n, &rk);
+    uint64_t cid = uniqueId ? fr_comm_id_from_unique(uniqueId->internal, sizeof uniqueId->internal, nRanks)
+                            : fr_comm_id_from_unique("", 0, nRanks);
+    fr_comm *c = fr_comm_add((uintptr_t)*newcomm, cid, parent ? parent->comm_id : 0, n, rk,
+                             r == ncclInProgress ? FRZ_CF_PENDING : 0);
+    if (c) {
+      uint64_t cid2;
+      fr_slot *s2 = fr_life_begin(c, FRZ_OP_CommGrow, FRZ_KIND_LIFE, __builtin_return_address(0), &cid2);
+      fr_life_done(s2, cid2, r, t0);
+    }
+  }
+  fr_in_wrapper = 0;
+  return r;
+}
+
+/* Pass-through (the id it returns is hashed by CommGrow), but NCCL < 2.29
+ * lacks it, which must come back as an error, not a crash. */
+FR_EXPORT ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId *uniqueId) {
+  fr_CommGetUniqueId_fn real = fr_real_CommGetUniqueId();
+  if (!real) return ncclInvalidUsage;
+  return real(comm, uniqueId);
+}
