@@ -55,6 +55,13 @@ tests_sim_check_sim_CFLAGS = $(UNIT_CFLAGS)
 tests_sim_check_sim_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
 tests_sim_check_sim_LDFLAGS = $(AM_LDFLAGS) -no-install
 
+## The recorder in one process on the simulator (run by tests/e2e/recorder-api.sh).
+check_PROGRAMS += tests/unit/check_recorder
+tests_unit_check_recorder_SOURCES = tests/unit/check_recorder.c
+tests_unit_check_recorder_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_recorder_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
+tests_unit_check_recorder_LDFLAGS = $(AM_LDFLAGS) -no-install
+
 ## Our NCCL/CUDA declarations against the real headers, at compile time.
 if HAVE_REAL_NCCL_H
 check_PROGRAMS += tests/unit/check_nccl_decls
@@ -84,7 +91,8 @@ EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
 ## End-to-end: scenarios run live on the simulator, compared with their
 ## expected verdicts; the committed samples analysed again.
 E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
-	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/cli.sh
+	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh \
+	tests/e2e/recorder-frames.sh tests/e2e/cli.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh
 EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \

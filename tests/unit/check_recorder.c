@@ -1,0 +1,430 @@
+/* check_recorder.c — the recorder inside a process, on the simulator.
+ *
+ * Run by tests/e2e/recorder-api.sh with librecorder.so preloaded, the
+ * simulator's libnccl/libcuda, FR_DUMP_DIR set and FR_DUMP_SIGNAL=SIGUSR2.
+ * Every test makes 1-rank communicators, calls NCCL through the recorder's
+ * wrappers, asks for a dump with the signal, reads it back with the codec
+ * and checks the records: the right op, seq, count, dtype, redop, root or
+ * peer, group, state and flags, and that NCCL's own result came back.
+ * Checks run in this one process (CK_NOFORK): a forked child of a recorded
+ * process is inert by design.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fr_cuda.h"
+#include "fr_nccl.h"
+#include "frz.h"
+
+static const char *dump_dir;
+static CUstream stream;
+
+/* A 1-rank communicator of its own. */
+static ncclComm_t one_rank_comm(void) {
+  ncclUniqueId id;
+  ncclComm_t c = NULL;
+  ck_assert_int_eq(ncclGetUniqueId(&id), ncclSuccess);
+  ck_assert_int_eq(ncclCommInitRank(&c, 1, id, 0), ncclSuccess);
+  ck_assert_ptr_nonnull(c);
+  return c;
+}
+
+/* Highest frame number among the dumps in dump_dir; -1 when none. */
+static int newest_frame(char *path, size_t len) {
+  DIR *d = opendir(dump_dir);
+  int best = -1;
+  if (!d) return -1;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *f = strstr(e->d_name, "-f");
+    int frame;
+    if (e->d_name[0] == '.' || !f || !strstr(e->d_name, ".frz")) continue;
+    if (sscanf(f, "-f%d.frz", &frame) == 1 && frame > best) {
+      best = frame;
+      snprintf(path, len, "%s/%s", dump_dir, e->d_name);
+    }
+  }
+  closedir(d);
+  return best;
+}
+
+/* Ask for a dump with the signal; wait for it and decode it. */
+static void dump_now(frz_dump *out) {
+  char path[1024] = "";
+  ck_assert_int_eq(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  struct timespec settle = {0, 60 * 1000 * 1000}; /* a few watchdog polls: events seen */
+  nanosleep(&settle, NULL);
+  int before = newest_frame(path, sizeof path);
+  raise(SIGUSR2);
+  int now = before;
+  for (int i = 0; i < 500 && now == before; i++) {
+    struct timespec t = {0, 10 * 1000 * 1000};
+    nanosleep(&t, NULL);
+    now = newest_frame(path, sizeof path);
+  }
+  ck_assert_msg(now > before, "no new dump in %s", dump_dir);
+  frz_error err;
+  ck_assert_msg(frz_read_file(path, out, &err) == FRZ_OK, "%s", err.msg);
+}
+
+static const frz_comm *comm_in(const frz_dump *d, uint64_t id) {
+  for (uint32_t i = 0; i < d->ncomms; i++)
+    if (d->comms[i].comm_id == id) return &d->comms[i];
+  return NULL;
+}
+
+/* The comm entry of handle `c` in dump `d`. */
+static const frz_comm *comm_of(const frz_dump *d, ncclComm_t c) {
+  for (uint32_t i = d->ncomms; i-- > 0;) /* newest first: handles are reused */
+    if (d->comms[i].handle == (uint64_t)(uintptr_t)c) return &d->comms[i];
+  return NULL;
+}
+
+/* The records of comm `id`, in order, into out[]; returns how many. */
+static uint32_t records_of(const frz_dump *d, uint64_t id, const frz_record **out, uint32_t max) {
+  uint32_t n = 0;
+  for (uint64_t i = 0; i < d->nrecords && n < max; i++)
+    if (d->records[i].comm_id == id) out[n++] = &d->records[i];
+  return n;
+}
+
+START_TEST(every_collective_and_p2p_is_recorded_once) {
+  ncclComm_t c = one_rank_comm();
+  float *a = calloc(64, sizeof *a), *b = calloc(64, sizeof *b);
+  ck_assert_int_eq(ncclAllReduce(a, b, 11, ncclFloat32, ncclMax, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclBroadcast(a, b, 12, ncclInt32, 0, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclBcast(a, 13, ncclInt8, 0, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclReduce(a, b, 14, ncclFloat64, ncclProd, 0, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclAllGather(a, b, 15, ncclUint8, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclReduceScatter(a, b, 16, ncclFloat32, ncclSum, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclAlltoAll(a, b, 17, ncclFloat32, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclGather(a, b, 18, ncclFloat32, 0, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclScatter(a, b, 19, ncclFloat32, 0, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclGroupStart(), ncclSuccess);
+  ck_assert_int_eq(ncclSend(a, 20, ncclFloat32, 0, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclRecv(b, 20, ncclFloat32, 0, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclGroupEnd(), ncclSuccess);
+  frz_dump d;
+  dump_now(&d);
+  const frz_comm *fc = comm_of(&d, c);
+  ck_assert_ptr_nonnull(fc);
+  ck_assert_int_eq(fc->nranks, 1);
+  ck_assert_int_eq(fc->rank, 0);
+  ck_assert_uint_eq(fc->next_seq, 10);
+  ck_assert_int_eq(fc->last_completed_seq, 9);
+  const frz_record *r[32];
+  uint32_t n = records_of(&d, fc->comm_id, r, 32);
+  ck_assert_uint_eq(n, 12); /* init, 9 collectives (Bcast once), send, recv */
+  static const struct { unsigned op; uint64_t count; int dtype, redop, root; } want[] = {
+      {FRZ_OP_CommInitRank, 0, 255, 255, -1}, {FRZ_OP_AllReduce, 11, 7, 2, -1},
+      {FRZ_OP_Broadcast, 12, 2, 255, 0},      {FRZ_OP_Broadcast, 13, 0, 255, 0},
+      {FRZ_OP_Reduce, 14, 8, 1, 0},           {FRZ_OP_AllGather, 15, 1, 255, -1},
+      {FRZ_OP_ReduceScatter, 16, 7, 0, -1},   {FRZ_OP_AlltoAll, 17, 7, 255, -1},
+      {FRZ_OP_Gather, 18, 7, 255, 0},         {FRZ_OP_Scatter, 19, 7, 255, 0}};
+  for (uint32_t i = 0; i < 10; i++) {
+    ck_assert_msg(r[i]->op == want[i].op, "record %u: op %s", i, frz_op_name(r[i]->op));
+    ck_assert_uint_eq(r[i]->seq, i);
+    ck_assert_uint_eq(r[i]->count, want[i].count);
+    ck_assert_int_eq(r[i]->dtype, want[i].dtype);
+    ck_assert_int_eq(r[i]->redop, want[i].redop);
+    ck_assert_int_eq(r[i]->peer, want[i].root);
+    ck_assert_int_eq(r[i]->state, FRZ_STATE_COMPLETED);
+    ck_assert_int_eq(r[i]->result, ncclSuccess);
+    ck_assert_uint_eq(r[i]->group_id, 0);
+  }
+  ck_assert_uint_eq(r[1]->kind, FRZ_KIND_COLL);
+  ck_assert(r[1]->t_enqueue_ns <= r[1]->t_start_ns && r[1]->t_start_ns <= r[1]->t_complete_ns);
+  ck_assert_uint_eq(r[1]->stream, (uint64_t)(uintptr_t)stream);
+  ck_assert_uint_ne(r[1]->call_site, 0);
+  /* grouped p2p: per-direction seq 0 each, one group, completed after GroupEnd */
+  ck_assert_int_eq(r[10]->op, FRZ_OP_Send);
+  ck_assert_int_eq(r[11]->op, FRZ_OP_Recv);
+  for (int k = 10; k < 12; k++) {
+    ck_assert_uint_eq(r[k]->kind, FRZ_KIND_P2P);
+    ck_assert_uint_eq(r[k]->seq, 0);
+    ck_assert_int_eq(r[k]->peer, 0);
+    ck_assert_uint_eq(r[k]->count, 20);
+    ck_assert(r[k]->flags & FRZ_RF_IN_GROUP);
+    ck_assert_uint_ne(r[k]->group_id, 0);
+    ck_assert_int_eq(r[k]->state, FRZ_STATE_COMPLETED);
+  }
+  ck_assert_int_eq(r[10]->dir, FRZ_DIR_SEND);
+  ck_assert_int_eq(r[11]->dir, FRZ_DIR_RECV);
+  ck_assert_uint_eq(r[10]->group_id, r[11]->group_id);
+  ck_assert_int_eq(d.process.trigger, FRZ_TRIGGER_SIGNAL);
+  frz_dump_free(&d);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+  free(a);
+  free(b);
+}
+END_TEST
+
+START_TEST(errors_come_back_unchanged_and_are_recorded) {
+  ncclComm_t c = one_rank_comm();
+  float x = 0;
+  ncclResult_t direct = pncclAllReduce(&x, &x, 1, (ncclDataType_t)99, ncclSum, c, stream);
+  ncclResult_t viarec = ncclAllReduce(&x, &x, 1, (ncclDataType_t)99, ncclSum, c, stream);
+  ck_assert_int_ne(direct, ncclSuccess);
+  ck_assert_int_eq(viarec, direct);
+  /* functions the simulator does not support: its error, unchanged */
+  ncclComm_t all[2];
+  ck_assert_int_eq(ncclCommInitAll(all, 2, NULL), pncclCommInitAll(all, 2, NULL));
+  ncclUniqueId ids[2];
+  ncclComm_t sc;
+  ck_assert_int_eq(ncclCommInitRankScalable(&sc, 1, 0, 2, ids, NULL),
+                   pncclCommInitRankScalable(&sc, 1, 0, 2, ids, NULL));
+  int excl = 0;
+  ncclComm_t shr;
+  ck_assert_int_eq(ncclCommShrink(c, &excl, 1, &shr, NULL, 0),
+                   pncclCommShrink(c, &excl, 1, &shr, NULL, 0));
+  ck_assert_int_eq(ncclCommRevoke(c, 0), pncclCommRevoke(c, 0));
+  frz_dump d;
+  dump_now(&d);
+  const frz_comm *fc = comm_of(&d, c);
+  const frz_record *r[16];
+  uint32_t n = records_of(&d, fc->comm_id, r, 16);
+  ck_assert_uint_ge(n, 4);
+  ck_assert_int_eq(r[1]->op, FRZ_OP_AllReduce);
+  ck_assert_int_eq(r[1]->state, FRZ_STATE_FAILED);
+  ck_assert_int_eq(r[1]->result, direct);
+  ck_assert_int_eq(r[2]->op, FRZ_OP_CommShrink); /* in the parent's sequence */
+  ck_assert_uint_eq(r[2]->seq, 2);
+  ck_assert_uint_eq(r[2]->count, 1);
+  ck_assert_int_eq(r[3]->op, FRZ_OP_CommRevoke); /* local: unsequenced */
+  ck_assert_uint_eq(r[3]->kind, FRZ_KIND_NONE);
+  /* the failed clique init is recorded too, with the simulator's error */
+  int initall = 0;
+  for (uint64_t i = 0; i < d.nrecords; i++)
+    if (d.records[i].op == FRZ_OP_CommInitAll) {
+      initall++;
+      ck_assert_int_eq(d.records[i].state, FRZ_STATE_FAILED);
+      ck_assert_int_eq(d.records[i].result, pncclCommInitAll(all, 2, NULL));
+    }
+  ck_assert_int_eq(initall, 1);
+  frz_dump_free(&d);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+}
+END_TEST
+
+START_TEST(split_finalize_destroy_abort_are_lifecycle_records) {
+  ncclComm_t c = one_rank_comm(), child = NULL, other = one_rank_comm();
+  ck_assert_int_eq(ncclCommSplit(c, 3, 0, &child, NULL), ncclSuccess);
+  ck_assert_ptr_nonnull(child);
+  float x = 0;
+  ck_assert_int_eq(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, child, stream), ncclSuccess);
+  ck_assert_int_eq(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  ck_assert_int_eq(ncclCommFinalize(child), ncclSuccess);
+  ck_assert_int_eq(ncclCommDestroy(child), ncclSuccess);
+  ck_assert_int_eq(ncclCommAbort(other), ncclSuccess);
+  frz_dump d;
+  dump_now(&d);
+  const frz_comm *pc = comm_of(&d, c);
+  ck_assert_ptr_nonnull(pc);
+  const frz_comm *cc = NULL;
+  for (uint32_t i = 0; i < d.ncomms; i++)
+    if (d.comms[i].parent_id == pc->comm_id) cc = &d.comms[i];
+  ck_assert_ptr_nonnull(cc);
+  ck_assert(cc->flags & FRZ_CF_SPLIT);
+  ck_assert(cc->flags & FRZ_CF_DESTROYED);
+  ck_assert(cc->flags & FRZ_CF_FINALIZED);
+  ck_assert_int_eq(cc->split_color, 3);
+  const frz_record *r[8];
+  ck_assert_uint_eq(records_of(&d, pc->comm_id, r, 8), 2);
+  ck_assert_int_eq(r[1]->op, FRZ_OP_CommSplit);
+  ck_assert_uint_eq(r[1]->seq, 1);
+  ck_assert_int_eq(r[1]->state, FRZ_STATE_COMPLETED);
+  ck_assert_uint_eq(records_of(&d, cc->comm_id, r, 8), 3);
+  ck_assert_int_eq(r[0]->op, FRZ_OP_AllReduce); /* a split child starts at seq 0 */
+  ck_assert_uint_eq(r[0]->seq, 0);
+  ck_assert_int_eq(r[1]->op, FRZ_OP_CommFinalize);
+  ck_assert_uint_eq(r[1]->seq, 1);
+  ck_assert_int_eq(r[2]->op, FRZ_OP_CommDestroy);
+  ck_assert_uint_eq(r[2]->seq, 2);
+  /* abort: local record, comm flagged, and it asked for a dump */
+  const frz_comm *oc = NULL;
+  for (uint32_t i = 0; i < d.ncomms; i++)
+    if (d.comms[i].flags & FRZ_CF_ABORTED) oc = &d.comms[i];
+  ck_assert_ptr_nonnull(oc);
+  ck_assert_uint_eq(records_of(&d, oc->comm_id, r, 8), 2);
+  ck_assert_int_eq(r[1]->op, FRZ_OP_CommAbort);
+  ck_assert_uint_eq(r[1]->kind, FRZ_KIND_NONE);
+  ck_assert_ptr_nonnull(comm_in(&d, pc->comm_id));
+  frz_dump_free(&d);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+}
+END_TEST
+
+START_TEST(simulated_group_gives_its_seq_back) {
+  ncclComm_t c = one_rank_comm();
+  float x = 0;
+  ncclSimInfo_t info = {sizeof info, 0x74685283, 22809, -1.0f};
+  ck_assert_int_eq(ncclGroupStart(), ncclSuccess);
+  ck_assert_int_eq(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, c, stream), ncclSuccess);
+  ck_assert_int_eq(ncclGroupSimulateEnd(&info), pncclGroupSimulateEnd(&info));
+  ck_assert_int_eq(ncclAllReduce(&x, &x, 7, ncclFloat32, ncclSum, c, stream), ncclSuccess);
+  frz_dump d;
+  dump_now(&d);
+  const frz_record *r[8];
+  ck_assert_uint_eq(records_of(&d, comm_of(&d, c)->comm_id, r, 8), 3);
+  ck_assert(r[1]->flags & FRZ_RF_SIMULATED);
+  ck_assert_uint_eq(r[1]->kind, FRZ_KIND_NONE);
+  ck_assert_uint_eq(r[2]->seq, 1); /* the seq the simulated op had taken */
+  ck_assert_uint_eq(r[2]->count, 7);
+  ck_assert_int_eq(r[2]->state, FRZ_STATE_COMPLETED);
+  frz_dump_free(&d);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+}
+END_TEST
+
+#define NTHREADS 32
+#define NOPS 300
+
+static void *thread_body(void *arg) {
+  ncclComm_t *out = arg;
+  ncclUniqueId id;
+  CUstream s;
+  float x = 0;
+  if (ncclGetUniqueId(&id) != ncclSuccess || ncclCommInitRank(out, 1, id, 0) != ncclSuccess)
+    return (void *)1;
+  if (cuStreamCreate(&s, CU_STREAM_DEFAULT) != CUDA_SUCCESS) return (void *)1;
+  for (int i = 0; i < NOPS; i++)
+    if (ncclAllReduce(&x, &x, (size_t)i + 1, ncclFloat32, ncclSum, *out, s) != ncclSuccess)
+      return (void *)1;
+  return cuStreamSynchronize(s) == CUDA_SUCCESS ? NULL : (void *)1;
+}
+
+START_TEST(threads_on_their_own_comms_lose_nothing) {
+  pthread_t th[NTHREADS];
+  ncclComm_t comms[NTHREADS];
+  for (int t = 0; t < NTHREADS; t++) ck_assert_int_eq(pthread_create(&th[t], NULL, thread_body, &comms[t]), 0);
+  for (int t = 0; t < NTHREADS; t++) {
+    void *rv;
+    pthread_join(th[t], &rv);
+    ck_assert_ptr_null(rv);
+  }
+  frz_dump d;
+  dump_now(&d);
+  const frz_record **r = malloc((NOPS + 8) * sizeof *r);
+  for (int t = 0; t < NTHREADS; t++) {
+    const frz_comm *fc = comm_of(&d, comms[t]);
+    ck_assert_ptr_nonnull(fc);
+    uint32_t n = records_of(&d, fc->comm_id, r, NOPS + 8);
+    ck_assert_uint_eq(n, NOPS + 1);
+    for (uint32_t i = 1; i < n; i++) {
+      ck_assert_uint_eq(r[i]->seq, i);
+      ck_assert_uint_eq(r[i]->count, i);
+      ck_assert_uint_eq(r[i]->tid, r[1]->tid);
+    }
+    ck_assert_int_eq(fc->last_completed_seq, NOPS);
+  }
+  free(r);
+  frz_dump_free(&d);
+  for (int t = 0; t < NTHREADS; t++) ck_assert_int_eq(ncclCommDestroy(comms[t]), ncclSuccess);
+}
+END_TEST
+
+START_TEST(forked_child_is_inert) {
+  ncclComm_t c = one_rank_comm();
+  char before[1024] = "", after[1024] = "";
+  int fb = newest_frame(before, sizeof before);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* child: the signal and NCCL calls must do nothing of ours */
+    int v = 0;
+    raise(SIGUSR2);
+    if (ncclGetVersion(&v) != ncclSuccess || v != 22809) _exit(3);
+    struct timespec t = {0, 300 * 1000 * 1000};
+    nanosleep(&t, NULL);
+    _exit(0);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_int_eq(newest_frame(after, sizeof after), fb);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+}
+END_TEST
+
+/* --crash: a recorded process that dies of SIGABRT; the shell test checks
+ * that it still died of it and left a crash dump. */
+static int crash_mode(void) {
+  ncclUniqueId id;
+  ncclComm_t c;
+  float x = 0;
+  if (ncclGetUniqueId(&id) != ncclSuccess || ncclCommInitRank(&c, 1, id, 0) != ncclSuccess) return 1;
+  if (ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, c, stream) != ncclSuccess) return 1;
+  cuStreamSynchronize(stream);
+  abort();
+}
+
+/* Rank 1 of a 2-rank comm in this process: arrives late to the all-reduce. */
+struct late_arg {
+  ncclUniqueId id;
+  int delay_ms;
+};
+static void *late_rank(void *p) {
+  struct late_arg *a = p;
+  ncclComm_t c;
+  CUstream s;
+  float x = 0;
+  if (cuStreamCreate(&s, CU_STREAM_DEFAULT) != CUDA_SUCCESS) return (void *)1;
+  if (ncclCommInitRank(&c, 2, a->id, 1) != ncclSuccess) return (void *)1;
+  struct timespec t = {a->delay_ms / 1000, (a->delay_ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+  if (ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, c, s) != ncclSuccess) return (void *)1;
+  return cuStreamSynchronize(s) == CUDA_SUCCESS ? NULL : (void *)1;
+}
+
+/* --late MS: rank 0 waits MS ms in an all-reduce for rank 1 (a thread), so
+ * the recorder declares a hang, writes frames, then sees progress resume. */
+static int late_mode(int delay_ms) {
+  struct late_arg a = {.delay_ms = delay_ms};
+  ncclComm_t c;
+  float x = 0;
+  pthread_t th;
+  if (ncclGetUniqueId(&a.id) != ncclSuccess) return 1;
+  if (pthread_create(&th, NULL, late_rank, &a) != 0) return 1;
+  if (ncclCommInitRank(&c, 2, a.id, 0) != ncclSuccess) return 1;
+  if (ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, c, stream) != ncclSuccess) return 1;
+  if (cuStreamSynchronize(stream) != CUDA_SUCCESS) return 1;
+  void *rv;
+  pthread_join(th, &rv);
+  struct timespec t = {0, 500 * 1000 * 1000}; /* the watchdog sees the progress */
+  nanosleep(&t, NULL);
+  return rv ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  dump_dir = getenv("FR_DUMP_DIR");
+  if (!dump_dir || !getenv("LD_PRELOAD")) {
+    fprintf(stderr, "check_recorder: run me through tests/e2e/recorder-api.sh\n");
+    return 77;
+  }
+  if (cuStreamCreate(&stream, CU_STREAM_DEFAULT) != CUDA_SUCCESS) return 1;
+  if (argc > 1 && !strcmp(argv[1], "--crash")) return crash_mode();
+  if (argc > 2 && !strcmp(argv[1], "--late")) return late_mode(atoi(argv[2]));
+  Suite *s = suite_create("recorder");
+  TCase *tc = tcase_create("wrappers");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, every_collective_and_p2p_is_recorded_once);
+  tcase_add_test(tc, errors_come_back_unchanged_and_are_recorded);
+  tcase_add_test(tc, split_finalize_destroy_abort_are_lifecycle_records);
+  tcase_add_test(tc, simulated_group_gives_its_seq_back);
+  tcase_add_test(tc, threads_on_their_own_comms_lose_nothing);
+  tcase_add_test(tc, forked_child_is_inert);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
