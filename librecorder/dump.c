@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +141,15 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   }
   char name[160];
   frz_dump_filename(name, sizeof name, p.job_id[0] ? p.job_id : "job", p.global_rank, p.pid, frame);
-  if (frz_write_file_atomic(fr_g.cfg.dump_dir, name, buf, len, &err) != FRZ_OK) goto out;
+  /* a file-size limit must fail the write (EFBIG), not kill the job with
+   * SIGXFSZ: the exit dump runs on an application thread */
+  sigset_t xfsz, old;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+  frz_status ws = frz_write_file_atomic(fr_g.cfg.dump_dir, name, buf, len, &err);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (ws != FRZ_OK) goto out;
   rc = 0;
 out:
   if (rc != 0 && !failed_once) {

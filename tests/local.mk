@@ -92,7 +92,7 @@ EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
 ## expected verdicts; the committed samples analysed again.
 E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
 	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh \
-	tests/e2e/recorder-frames.sh tests/e2e/cli.sh
+	tests/e2e/recorder-frames.sh tests/e2e/recorder-dump-failures.sh tests/e2e/cli.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh
 EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \

@@ -402,6 +402,23 @@ static int late_mode(int delay_ms) {
   return rv ? 1 : 0;
 }
 
+/* --fill N SLEEP_MS: N all-reduces, ask for a dump, linger, exit 0 (dump
+ * failure and kill -9 tests in tests/e2e/recorder-dump-failures.sh). */
+static int fill_mode(int n, int sleep_ms) {
+  ncclUniqueId id;
+  ncclComm_t c;
+  float x = 0;
+  if (ncclGetUniqueId(&id) != ncclSuccess || ncclCommInitRank(&c, 1, id, 0) != ncclSuccess) return 1;
+  for (int i = 0; i < n; i++)
+    if (ncclAllReduce(&x, &x, (size_t)i % 1000 + 1, ncclFloat32, ncclSum, c, stream) != ncclSuccess)
+      return 1;
+  if (cuStreamSynchronize(stream) != CUDA_SUCCESS) return 1;
+  raise(SIGUSR2);
+  struct timespec t = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+  return ncclCommDestroy(c) == ncclSuccess ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   dump_dir = getenv("FR_DUMP_DIR");
   if (!dump_dir || !getenv("LD_PRELOAD")) {
@@ -411,6 +428,7 @@ int main(int argc, char **argv) {
   if (cuStreamCreate(&stream, CU_STREAM_DEFAULT) != CUDA_SUCCESS) return 1;
   if (argc > 1 && !strcmp(argv[1], "--crash")) return crash_mode();
   if (argc > 2 && !strcmp(argv[1], "--late")) return late_mode(atoi(argv[2]));
+  if (argc > 3 && !strcmp(argv[1], "--fill")) return fill_mode(atoi(argv[2]), atoi(argv[3]));
   Suite *s = suite_create("recorder");
   TCase *tc = tcase_create("wrappers");
   tcase_set_timeout(tc, 60);
