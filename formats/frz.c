@@ -29,6 +29,8 @@
 
 #define MEMORY_NAME "<memory>"
 #define NSECTIONS_V1 3
+#define NSECTIONS_MAX 4   /* with the optional CALLSITES section */
+#define SEC_TYPES_KNOWN 6 /* seen[] covers types 0..5 */
 #define DEFAULT_LEVEL 3
 #define MAX_LEVEL 19
 
@@ -297,6 +299,37 @@ static void get_record(const uint8_t *p, frz_record *r)
   r->result = (int32_t)get32(p, 100);
 }
 
+static void put_callsite(uint8_t *p, const frz_callsite *c)
+{
+  put64(p, 0, c->address);
+  put64(p, 8, c->offset);
+  put_str(p, 16, c->module, FRZ_MODULE_MAX);
+  put_str(p, 80, c->symbol, FRZ_SYMBOL_MAX);
+}
+
+static void get_callsite(const uint8_t *p, frz_callsite *c)
+{
+  c->address = get64(p, 0);
+  c->offset = get64(p, 8);
+  get_str(c->module, p, 16, FRZ_MODULE_MAX);
+  get_str(c->symbol, p, 80, FRZ_SYMBOL_MAX);
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+  uint64_t x = ((const frz_callsite *)a)->address, y = ((const frz_callsite *)b)->address;
+  return (x > y) - (x < y);
+}
+
+const frz_callsite *frz_find_callsite(const frz_dump *d, uint64_t address)
+{
+  if (!d || !d->ncallsites)
+    return NULL;
+  frz_callsite key;
+  key.address = address;
+  return bsearch(&key, d->callsites, d->ncallsites, sizeof key, cmp_site);
+}
+
 /* ---- encoder ------------------------------------------------------------- */
 
 /* One section as the encoder lays it out. */
@@ -310,7 +343,8 @@ typedef struct {
 
 /* Serialise items [0, count) of section `s` into `raw`. */
 static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *proc,
-                         const frz_comm *comms, const frz_record *records)
+                         const frz_comm *comms, const frz_record *records,
+                         const frz_callsite *sites)
 {
   for (uint64_t i = 0; i < s->count; i++) {
     uint8_t *p = raw + i * s->item_size;
@@ -318,6 +352,8 @@ static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *
       put_process(p, proc);
     else if (s->type == FRZ_SEC_COMMS)
       put_comm(p, &comms[i]);
+    else if (s->type == FRZ_SEC_CALLSITES)
+      put_callsite(p, &sites[i]);
     else
       put_record(p, &records[i]);
   }
@@ -389,20 +425,41 @@ frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t n
                       const frz_record *records, uint64_t nrecords, int level, void **out,
                       size_t *out_len, frz_error *err)
 {
+  return frz_encode_ex(proc, comms, ncomms, records, nrecords, NULL, 0, level, out, out_len,
+                       err);
+}
+
+frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
+                         const frz_record *records, uint64_t nrecords,
+                         const frz_callsite *sites_in, uint32_t nsites, int level, void **out,
+                         size_t *out_len, frz_error *err)
+{
   frz_status st = check_encode_args(proc, comms, ncomms, records, nrecords, level, out,
                                     out_len, err);
   if (st != FRZ_OK)
     return st;
+  if (nsites && !sites_in)
+    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: NULL call sites with a nonzero count");
   *out = NULL;
   *out_len = 0;
-  enc_section secs[NSECTIONS_V1] = {
+  frz_callsite *sites = NULL; /* written sorted, so readers can bsearch */
+  if (nsites) {
+    sites = malloc((size_t)nsites * sizeof *sites);
+    if (!sites)
+      return fail(err, FRZ_E_NOMEM, NULL, 0, "out of memory for %" PRIu32 " call sites", nsites);
+    memcpy(sites, sites_in, (size_t)nsites * sizeof *sites);
+    qsort(sites, nsites, sizeof *sites, cmp_site);
+  }
+  enc_section secs[NSECTIONS_MAX] = {
       {FRZ_SEC_PROCESS, FRZ_PROCESS_ITEM_SIZE, 1, 0, 0, 0, 0},
       {FRZ_SEC_COMMS, FRZ_COMM_ITEM_SIZE, ncomms, 0, 0, 0, 0},
       {FRZ_SEC_RECORDS, FRZ_RECORD_ITEM_SIZE, nrecords, 0, 0, 0, 0},
+      {FRZ_SEC_CALLSITES, FRZ_CALLSITE_ITEM_SIZE, nsites, 0, 0, 0, 0},
   };
-  size_t table_end = FRZ_HEADER_SIZE + NSECTIONS_V1 * FRZ_SECTION_ENTRY_SIZE;
+  const int nsec = nsites ? NSECTIONS_MAX : NSECTIONS_V1;
+  size_t table_end = FRZ_HEADER_SIZE + (size_t)nsec * FRZ_SECTION_ENTRY_SIZE;
   size_t cap = table_end + 4, max_raw = 0;
-  for (int i = 0; i < NSECTIONS_V1; i++) {
+  for (int i = 0; i < nsec; i++) {
     secs[i].raw = secs[i].count * secs[i].item_size;
     cap += ZSTD_compressBound((size_t)secs[i].raw);
     if (secs[i].raw > max_raw)
@@ -416,8 +473,8 @@ frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t n
     goto out;
   }
   size_t pos = table_end + 4;
-  for (int i = 0; i < NSECTIONS_V1; i++) {
-    encode_items(&secs[i], raw, proc, comms, records);
+  for (int i = 0; i < nsec; i++) {
+    encode_items(&secs[i], raw, proc, comms, records, sites);
     size_t n = ZSTD_compress2(cctx, buf + pos, cap - pos, raw, (size_t)secs[i].raw);
     if (ZSTD_isError(n)) {
       st = fail(err, FRZ_E_NOMEM, NULL, pos, "zstd compression failed: %s",
@@ -429,7 +486,7 @@ frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t n
     secs[i].crc = frz_crc32(0, buf + pos, n);
     pos += n;
   }
-  encode_header(buf, secs, NSECTIONS_V1);
+  encode_header(buf, secs, (uint32_t)nsec);
   uint8_t *shrunk = realloc(buf, pos);
   *out = shrunk ? shrunk : buf;
   *out_len = pos;
@@ -439,6 +496,7 @@ out:
   ZSTD_freeCCtx(cctx);
   free(raw);
   free(buf);
+  free(sites);
   return st;
 }
 
@@ -462,7 +520,7 @@ typedef struct {
   uint32_t header_size, nsections, entry_size;
   uint64_t table_end; /* offset of the header CRC */
   dec_section *secs;
-  int seen[NSECTIONS_V1 + 1];
+  int seen[SEC_TYPES_KNOWN];
 } decoder;
 
 /* Human name of a section for messages. */
@@ -472,6 +530,7 @@ static const char *section_label(uint32_t type)
   case FRZ_SEC_PROCESS: return "process section";
   case FRZ_SEC_COMMS: return "comms section";
   case FRZ_SEC_RECORDS: return "records section";
+  case FRZ_SEC_CALLSITES: return "call-sites section";
   default: return "section";
   }
 }
@@ -481,13 +540,15 @@ static uint32_t min_item_size(uint32_t type)
   switch (type) {
   case FRZ_SEC_PROCESS: return FRZ_PROCESS_ITEM_SIZE;
   case FRZ_SEC_COMMS: return FRZ_COMM_ITEM_SIZE;
+  case FRZ_SEC_CALLSITES: return FRZ_CALLSITE_ITEM_SIZE;
   default: return FRZ_RECORD_ITEM_SIZE;
   }
 }
 
 static int is_known_type(uint32_t type)
 {
-  return type == FRZ_SEC_PROCESS || type == FRZ_SEC_COMMS || type == FRZ_SEC_RECORDS;
+  return type == FRZ_SEC_PROCESS || type == FRZ_SEC_COMMS || type == FRZ_SEC_RECORDS ||
+         type == FRZ_SEC_CALLSITES;
 }
 
 /* Check the magic and the version: the 12 bytes every major keeps. */
@@ -600,9 +661,9 @@ static frz_status check_section_sizes(decoder *d, const dec_section *s)
   if (s->type == FRZ_SEC_PROCESS && s->count != 1)
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
                 "process section holds %" PRIu64 " items (must be 1)", s->count);
-  if (s->type == FRZ_SEC_COMMS && s->count > UINT32_MAX)
+  if ((s->type == FRZ_SEC_COMMS || s->type == FRZ_SEC_CALLSITES) && s->count > UINT32_MAX)
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
-                "comms section holds %" PRIu64 " items (limit %" PRIu32 ")", s->count,
+                "%s holds %" PRIu64 " items (limit %" PRIu32 ")", section_label(s->type), s->count,
                 UINT32_MAX);
   return FRZ_OK;
 }
@@ -662,6 +723,17 @@ static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *ra
     out->ncomms = (uint32_t)s->count;
     for (uint64_t i = 0; i < s->count; i++)
       get_comm(raw + i * s->item_size, &out->comms[i]);
+    return FRZ_OK;
+  }
+  if (s->type == FRZ_SEC_CALLSITES) {
+    out->callsites = calloc((size_t)s->count, sizeof *out->callsites);
+    if (!out->callsites)
+      return fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
+                  "out of memory for %" PRIu64 " call sites", s->count);
+    out->ncallsites = (uint32_t)s->count;
+    for (uint64_t i = 0; i < s->count; i++)
+      get_callsite(raw + i * s->item_size, &out->callsites[i]);
+    qsort(out->callsites, out->ncallsites, sizeof *out->callsites, cmp_site);
     return FRZ_OK;
   }
   out->records = calloc((size_t)s->count, sizeof *out->records);
@@ -766,6 +838,7 @@ void frz_dump_free(frz_dump *d)
     return;
   free(d->comms);
   free(d->records);
+  free(d->callsites);
   memset(d, 0, sizeof *d);
 }
 

@@ -171,6 +171,17 @@ typedef struct frz_record {
   int32_t result;            /* ncclResult_t returned; -1 not returned yet */
 } frz_record;
 
+/* Where a call came from: a return address symbolised by the writer with
+ * dladdr (since 1.1, CALLSITES section). */
+#define FRZ_MODULE_MAX 64
+#define FRZ_SYMBOL_MAX 80
+typedef struct frz_callsite {
+  uint64_t address;              /* the records' call_site value */
+  uint64_t offset;               /* address - symbol start (or - module base without a symbol) */
+  char module[FRZ_MODULE_MAX];   /* file name of the shared object or program; "" unknown */
+  char symbol[FRZ_SYMBOL_MAX];   /* nearest exported symbol; "" unknown */
+} frz_callsite;
+
 /* A decoded dump.  Arrays are owned; free with frz_dump_free. */
 typedef struct frz_dump {
   uint16_t version_major, version_minor;
@@ -180,6 +191,8 @@ typedef struct frz_dump {
   frz_record *records;       /* in record-id order */
   uint64_t nrecords;
   uint32_t unknown_sections; /* sections skipped because their type is unknown */
+  frz_callsite *callsites;   /* sorted by address; may be empty */
+  uint32_t ncallsites;
 } frz_dump;
 
 /* ---- errors ----------------------------------------------------------- */
@@ -208,6 +221,16 @@ typedef struct frz_error {
 frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
                       const frz_record *records, uint64_t nrecords, int level,
                       void **out, size_t *out_len, frz_error *err);
+
+/* frz_encode with symbolised call sites too (a CALLSITES section, written
+ * only when nsites > 0; the sites need not be sorted). */
+frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
+                         const frz_record *records, uint64_t nrecords,
+                         const frz_callsite *sites, uint32_t nsites, int level, void **out,
+                         size_t *out_len, frz_error *err);
+
+/* The call site of `address` in a decoded dump, or NULL. */
+const frz_callsite *frz_find_callsite(const frz_dump *d, uint64_t address);
 
 /* Write `len` bytes to DIR/NAME atomically: a temporary file in DIR opened
  * O_CREAT|O_EXCL|O_NOFOLLOW mode 0600, fsync, rename to NAME.  A reader never
@@ -255,6 +278,7 @@ size_t frz_dtype_size(unsigned dtype);
 #define FRZ_PROCESS_ITEM_SIZE 352  /* PROCESS section item */
 #define FRZ_COMM_ITEM_SIZE 104     /* COMMS section item */
 #define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item */
+#define FRZ_CALLSITE_ITEM_SIZE 160 /* CALLSITES section item (since 1.1) */
 
 /* Largest uncompressed section a reader accepts (4 GiB). */
 #define FRZ_SECTION_RAW_MAX ((uint64_t)1 << 32)
@@ -263,7 +287,8 @@ size_t frz_dtype_size(unsigned dtype);
 enum {
   FRZ_SEC_PROCESS = 1,
   FRZ_SEC_COMMS = 2,
-  FRZ_SEC_RECORDS = 3
+  FRZ_SEC_RECORDS = 3,
+  FRZ_SEC_CALLSITES = 5 /* optional, since 1.1 */
 };
 
 /* Version of each section's item layout written by this codec. */

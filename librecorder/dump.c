@@ -8,6 +8,7 @@
  * last component is followed through a symlink.  On failure one line goes to
  * stderr and the job carries on.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,7 +24,11 @@
 #define TRIGGER_NAME "TRIGGER"
 #define TRIGGER_MAX 512
 
+#define MAX_SITES 4096
+
 static frz_record *snap;   /* capacity records, allocated at first dump */
+static uint64_t *addrs;    /* capacity call-site addresses, for symbolising */
+static frz_callsite *sites; /* MAX_SITES symbolised call sites */
 static frz_comm *csnap;    /* FR_MAX_COMMS comms */
 static int failed_once;
 static uint64_t handled_mtime; /* the newest trigger file already acted on (watchdog thread) */
@@ -35,6 +40,37 @@ static int ensure_dir(const char *dir) {
   if (fd < 0) return -1;
   close(fd);
   return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Symbolise the distinct call sites of the retained records with dladdr:
+ * module file name, nearest exported symbol, offset.  Returns how many. */
+static uint32_t symbolize(const frz_record *recs, uint64_t n) {
+  uint64_t m = 0;
+  for (uint64_t k = 0; k < n; k++)
+    if (recs[k].call_site) addrs[m++] = recs[k].call_site;
+  qsort(addrs, (size_t)m, sizeof *addrs, cmp_u64);
+  uint32_t ns = 0;
+  for (uint64_t k = 0; k < m && ns < MAX_SITES; k++) {
+    if (k && addrs[k] == addrs[k - 1]) continue;
+    frz_callsite *c = &sites[ns++];
+    memset(c, 0, sizeof *c);
+    c->address = addrs[k];
+    Dl_info info;
+    /* a return address points after the call: look up the byte before it */
+    if (!dladdr((void *)(uintptr_t)(addrs[k] - 1), &info)) continue;
+    const char *base = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+    snprintf(c->module, sizeof c->module, "%s",
+             base ? base + 1 : (info.dli_fname ? info.dli_fname : ""));
+    if (info.dli_sname) snprintf(c->symbol, sizeof c->symbol, "%s", info.dli_sname);
+    uintptr_t start = info.dli_sname ? (uintptr_t)info.dli_saddr : (uintptr_t)info.dli_fbase;
+    c->offset = addrs[k] - start;
+  }
+  return ns;
 }
 
 /* Per-comm summary from the retained records (one pass, comm lookup by id). */
@@ -109,7 +145,9 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   frz_error err;
   if (!snap) snap = malloc(fr_g.ring.capacity * sizeof *snap);
   if (!csnap) csnap = malloc(FR_MAX_COMMS * sizeof *csnap);
-  if (!snap || !csnap) {
+  if (!addrs) addrs = malloc(fr_g.ring.capacity * sizeof *addrs);
+  if (!sites) sites = malloc(MAX_SITES * sizeof *sites);
+  if (!snap || !csnap || !addrs || !sites) {
     snprintf(err.msg, sizeof err.msg, "out of memory");
     goto out;
   }
@@ -133,7 +171,8 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   snprintf(p.trigger_text, sizeof p.trigger_text, "%s", trigger_text ? trigger_text : "");
   if (!p.job_id[0] && nc > 0)
     snprintf(p.job_id, sizeof p.job_id, "%016llx", (unsigned long long)csnap[0].comm_id);
-  if (frz_encode(&p, csnap, nc, snap, n, 3, &buf, &len, &err) != FRZ_OK) goto out;
+  uint32_t ns = symbolize(snap, n);
+  if (frz_encode_ex(&p, csnap, nc, snap, n, sites, ns, 3, &buf, &len, &err) != FRZ_OK) goto out;
   if (ensure_dir(fr_g.cfg.dump_dir) != 0) {
     snprintf(err.msg, sizeof err.msg, "%.300s: cannot create or open the dump directory: %s",
              fr_g.cfg.dump_dir, strerror(errno));

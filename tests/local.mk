@@ -60,7 +60,7 @@ check_PROGRAMS += tests/unit/check_recorder
 tests_unit_check_recorder_SOURCES = tests/unit/check_recorder.c
 tests_unit_check_recorder_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_recorder_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
-tests_unit_check_recorder_LDFLAGS = $(AM_LDFLAGS) -no-install
+tests_unit_check_recorder_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 
 ## Our NCCL/CUDA declarations against the real headers, at compile time.
 if HAVE_REAL_NCCL_H

@@ -657,6 +657,61 @@ START_TEST(test_records_sorted_by_id)
 }
 END_TEST
 
+/* The optional CALLSITES section (1.1): written sorted, read back, looked
+ * up by address; a dump without it has none; truncation still detected. */
+START_TEST(test_callsites_roundtrip)
+{
+  frz_process p;
+  fill_process(&p);
+  rng_state = 7;
+  frz_record r[3];
+  for (int i = 0; i < 3; i++) {
+    fill_record(&r[i], (uint64_t)i);
+    r[i].call_site = 0x7f0000001000ull + (uint64_t)(2 - i) * 0x40;
+  }
+  frz_callsite cs[3];
+  memset(cs, 0, sizeof cs);
+  for (int i = 0; i < 3; i++) {
+    cs[i].address = r[i].call_site;
+    cs[i].offset = 0x10 + (uint64_t)i;
+    snprintf(cs[i].module, sizeof cs[i].module, "libtorch_cuda.so");
+    snprintf(cs[i].symbol, sizeof cs[i].symbol, "fn_%d", i);
+  }
+  memset(cs[2].symbol, 'x', sizeof cs[2].symbol); /* no NUL: must come back terminated */
+  void *out;
+  size_t len;
+  ck_assert_int_eq(frz_encode_ex(&p, NULL, 0, r, 3, cs, 3, 0, &out, &len, NULL), FRZ_OK);
+  ck_assert_uint_eq(tget32((const uint8_t *)out + 16), 4); /* four sections */
+  frz_dump d;
+  ck_assert_int_eq(frz_decode(out, len, NULL, &d, NULL), FRZ_OK);
+  ck_assert_uint_eq(d.ncallsites, 3);
+  ck_assert_uint_eq(d.unknown_sections, 0);
+  for (uint32_t i = 1; i < d.ncallsites; i++)
+    ck_assert_uint_lt(d.callsites[i - 1].address, d.callsites[i].address);
+  const frz_callsite *f = frz_find_callsite(&d, r[1].call_site);
+  ck_assert_ptr_nonnull(f);
+  ck_assert_str_eq(f->symbol, "fn_1");
+  ck_assert_str_eq(f->module, "libtorch_cuda.so");
+  ck_assert_uint_eq(f->offset, 0x11);
+  f = frz_find_callsite(&d, r[2].call_site);
+  ck_assert_uint_eq(strlen(f->symbol), FRZ_SYMBOL_MAX - 1);
+  ck_assert_ptr_null(frz_find_callsite(&d, 0x1234));
+  frz_dump_free(&d);
+  for (size_t cut = 0; cut < len; cut += 7) {
+    frz_error err;
+    ck_assert_int_ne(frz_decode(out, cut, "cut", &d, &err), FRZ_OK);
+    ck_assert_uint_le(err.offset, len);
+  }
+  free(out);
+  ck_assert_int_eq(frz_encode(&p, NULL, 0, r, 3, 0, &out, &len, NULL), FRZ_OK);
+  ck_assert_int_eq(frz_decode(out, len, NULL, &d, NULL), FRZ_OK);
+  ck_assert_uint_eq(d.ncallsites, 0);
+  ck_assert_ptr_null(frz_find_callsite(&d, r[0].call_site));
+  frz_dump_free(&d);
+  free(out);
+}
+END_TEST
+
 /* ---- tests: the byte layout (frz.md) -------------------------------------------------------- */
 
 START_TEST(test_layout_matches_spec)
@@ -864,7 +919,7 @@ START_TEST(test_unknown_sections_skipped)
   tfile f;
   t_parse(s.buf, s.len, &f);
   t_insert_unknown(&f, 0, 0x7F000001u);
-  t_insert_unknown(&f, 2, 5);
+  t_insert_unknown(&f, 2, 7); /* 5 is CALLSITES since 1.1 */
   t_insert_unknown(&f, 5, 0xFFFFFFFFu);
   size_t len;
   uint8_t *b = t_build(&f, &len);
@@ -1458,6 +1513,7 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_strings_forced_nul);
   tcase_add_test(t, test_reserved_written_zero);
   tcase_add_test(t, test_records_sorted_by_id);
+  tcase_add_test(t, test_callsites_roundtrip);
   tcase_add_test(t, test_layout_matches_spec);
   tcase_add_test(t, test_independent_builder_decodes);
   tcase_add_test(t, test_bad_magic);

@@ -167,6 +167,33 @@ START_TEST(every_collective_and_p2p_is_recorded_once) {
 }
 END_TEST
 
+/* Exported (the program is linked -rdynamic) so dladdr can name it. */
+ncclResult_t fr_test_call_allreduce(ncclComm_t c, float *x);
+__attribute__((noinline)) ncclResult_t fr_test_call_allreduce(ncclComm_t c, float *x) {
+  ncclResult_t r = ncclAllReduce(x, x, 5, ncclFloat32, ncclSum, c, stream);
+  __asm__ volatile("" ::: "memory"); /* keep the call a call, not a tail jump */
+  return r;
+}
+
+START_TEST(call_sites_are_symbolised_in_the_dump) {
+  ncclComm_t c = one_rank_comm();
+  float x = 0;
+  ck_assert_int_eq(fr_test_call_allreduce(c, &x), ncclSuccess);
+  frz_dump d;
+  dump_now(&d);
+  const frz_record *r[4];
+  ck_assert_uint_eq(records_of(&d, comm_of(&d, c)->comm_id, r, 4), 2);
+  const frz_callsite *site = frz_find_callsite(&d, r[1]->call_site);
+  ck_assert_ptr_nonnull(site);
+  ck_assert_str_eq(site->symbol, "fr_test_call_allreduce");
+  ck_assert_str_eq(site->module, "check_recorder");
+  ck_assert_uint_gt(site->offset, 0);
+  ck_assert_uint_lt(site->offset, 256);
+  frz_dump_free(&d);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+}
+END_TEST
+
 START_TEST(errors_come_back_unchanged_and_are_recorded) {
   ncclComm_t c = one_rank_comm();
   float x = 0;
@@ -433,6 +460,7 @@ int main(int argc, char **argv) {
   TCase *tc = tcase_create("wrappers");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, every_collective_and_p2p_is_recorded_once);
+  tcase_add_test(tc, call_sites_are_symbolised_in_the_dump);
   tcase_add_test(tc, errors_come_back_unchanged_and_are_recorded);
   tcase_add_test(tc, split_finalize_destroy_abort_are_lifecycle_records);
   tcase_add_test(tc, simulated_group_gives_its_seq_back);
