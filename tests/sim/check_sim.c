@@ -391,7 +391,17 @@ START_TEST(test_api_misc)
   ck_assert_int_eq(ncclGetUniqueId(&b), ncclSuccess);
   ck_assert(memcmp(&a, &b, sizeof a) != 0);
   ck_assert_int_eq(ncclGroupEnd(), ncclInvalidUsage);
-  ck_assert_int_eq(ncclCommInitAll(NULL, 1, NULL), ncclInvalidUsage);
+  ck_assert_int_eq(ncclCommInitAll(NULL, 1, NULL), ncclInvalidArgument);
+  ncclComm_t clique[3];
+  ck_assert_int_eq(ncclCommInitAll(clique, 3, NULL), ncclSuccess);
+  for (int i = 0; i < 3; i++) {
+    int n = 0, r = -1;
+    ck_assert_int_eq(ncclCommCount(clique[i], &n), ncclSuccess);
+    ck_assert_int_eq(ncclCommUserRank(clique[i], &r), ncclSuccess);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(r, i);
+  }
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(ncclCommDestroy(clique[i]), ncclSuccess);
   ck_assert_int_eq(ncclMemAlloc(NULL, 8), ncclInvalidUsage);
   ck_assert_str_ne(ncclGetLastError(NULL), "");
   ck_assert_str_eq(ncclGetErrorString(ncclSuccess), "no error");

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,30 +397,83 @@ static ncclResult_t sim_unsupported(const char *name)
   return sim_error(ncclInvalidUsage, "%s is not supported by the NCCL simulator", name);
 }
 
-ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+/* One rank of a CommInitAll clique, on its own thread: InitRank blocks
+ * until every rank has arrived. */
+struct initall_arg {
+  ncclComm_t *comm;
+  int ndev, rank;
+  ncclUniqueId id;
+  ncclResult_t rc;
+};
+
+static void *initall_rank(void *p)
 {
-  (void)comm; (void)ndev; (void)devlist;
-  return sim_unsupported("ncclCommInitAll");
+  struct initall_arg *a = p;
+  a->rc = pncclCommInitRank(a->comm, a->ndev, a->id, a->rank);
+  return NULL;
 }
 
+ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+{
+  (void)devlist; /* the simulator has no devices to choose */
+  if (!comm || ndev < 1 || ndev > 64)
+    return sim_error(ncclInvalidArgument, "comm is NULL or ndev %d invalid", ndev);
+  struct initall_arg args[64];
+  pthread_t th[64];
+  ncclUniqueId id;
+  ncclResult_t rc = pncclGetUniqueId(&id);
+  if (rc != ncclSuccess)
+    return rc;
+  int started = 0;
+  for (int i = 0; i < ndev; i++) {
+    args[i] = (struct initall_arg){&comm[i], ndev, i, id, ncclSuccess};
+    if (pthread_create(&th[i], NULL, initall_rank, &args[i]) != 0)
+      break;
+    started++;
+  }
+  for (int i = 0; i < started; i++)
+    pthread_join(th[i], NULL);
+  if (started < ndev)
+    return sim_error(ncclSystemError, "cannot start %d init threads", ndev);
+  for (int i = 0; i < ndev; i++)
+    if (args[i].rc != ncclSuccess)
+      return args[i].rc;
+  return ncclSuccess;
+}
+
+/* The first id is the rendezvous: every rank passes the same list. */
 ncclResult_t pncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
                                        ncclUniqueId *commIds, ncclConfig_t *config)
 {
-  (void)newcomm; (void)nranks; (void)myrank; (void)nId; (void)commIds; (void)config;
-  return sim_unsupported("ncclCommInitRankScalable");
+  (void)config;
+  if (!commIds || nId < 1)
+    return sim_error(ncclInvalidArgument, "no unique ids (nId %d)", nId);
+  return pncclCommInitRank(newcomm, nranks, commIds[0], myrank);
 }
 
+/* Nothing runs asynchronously long enough to stop: succeed. */
 ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags)
 {
-  (void)comm; (void)revokeFlags;
-  return sim_unsupported("ncclCommRevoke");
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (revokeFlags != 0)
+    return sim_error(ncclInvalidArgument, "revokeFlags must be 0");
+  return ncclSuccess;
 }
 
+/* Called by the surviving members only (as in NCCL): each computes its new
+ * rank and the child's id from (parent, shrink index, excluded set). */
 ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
                              ncclConfig_t *config, int shrinkFlags)
 {
-  (void)comm; (void)excludeRanksList; (void)excludeRanksCount; (void)newcomm; (void)config; (void)shrinkFlags;
-  return sim_unsupported("ncclCommShrink");
+  (void)config; (void)shrinkFlags;
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (!newcomm || excludeRanksCount < 0 || (excludeRanksCount && !excludeRanksList))
+    return sim_error(ncclInvalidArgument, "bad shrink arguments");
+  return sim_comm_shrink(comm, excludeRanksList, excludeRanksCount, newcomm);
 }
 
 ncclResult_t pncclMemAlloc(void **ptr, size_t size)

@@ -87,6 +87,22 @@ ncclResult_t sim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *new
   return sim_comm_init(newcomm, size, id, myrank);
 }
 
+ncclResult_t sim_comm_shrink(ncclComm_t comm, const int *excl, int nexcl, ncclComm_t *newcomm)
+{
+  int below = 0, set = 0;
+  for (int i = 0; i < nexcl; i++) {
+    if (excl[i] == comm->rank)
+      return sim_error(ncclInvalidArgument, "rank %d shrinks itself out", comm->rank);
+    if (excl[i] < comm->rank)
+      below++;
+    set = set * 31 + excl[i]; /* order-sensitive is fine: all survivors pass one list */
+  }
+  unsigned char id[NCCL_UNIQUE_ID_BYTES];
+  /* offset the index so a shrink's id never equals a split's */
+  sim_split_id(comm->id, 1000000 + comm->nshrinks++, set & 0x7fffffff, id);
+  return sim_comm_init(newcomm, comm->nranks - nexcl, id, comm->rank - below);
+}
+
 void sim_comm_drain(ncclComm_t comm)
 {
   unsigned iter = 0;

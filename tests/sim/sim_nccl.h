@@ -54,6 +54,7 @@ struct ncclComm {
   int rank, nranks;
   unsigned char id[NCCL_UNIQUE_ID_BYTES];
   int nsplits;                  /* CommSplit calls made on this comm */
+  int nshrinks;                 /* CommShrink calls made on this comm */
   uint64_t barriers;            /* barriers this member has entered */
   atomic_int pending;           /* ops launched and not yet finished */
   atomic_int aborted;
@@ -62,6 +63,7 @@ struct ncclComm {
 /* --- sim_comm.c --- */
 ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id, int rank);
 ncclResult_t sim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm);
+ncclResult_t sim_comm_shrink(ncclComm_t comm, const int *excl, int nexcl, ncclComm_t *newcomm);
 /* Blocks until every op launched on the comm has finished. */
 void sim_comm_drain(ncclComm_t comm);
 void sim_comm_free(ncclComm_t comm);
