@@ -29,8 +29,8 @@
 
 #define MEMORY_NAME "<memory>"
 #define NSECTIONS_V1 3
-#define NSECTIONS_MAX 4   /* with the optional CALLSITES section */
-#define SEC_TYPES_KNOWN 6 /* seen[] covers types 0..5 */
+#define NSECTIONS_MAX 5   /* with the optional CALLSITES and BACKTRACES sections */
+#define SEC_TYPES_KNOWN 7 /* seen[] covers types 0..6 */
 #define DEFAULT_LEVEL 3
 #define MAX_LEVEL 19
 
@@ -315,6 +315,41 @@ static void get_callsite(const uint8_t *p, frz_callsite *c)
   get_str(c->symbol, p, 80, FRZ_SYMBOL_MAX);
 }
 
+static void put_backtrace(uint8_t *p, const frz_backtrace *b)
+{
+  uint32_t depth = b->depth > FRZ_BACKTRACE_MAX ? FRZ_BACKTRACE_MAX : b->depth;
+  put64(p, 0, b->record_id);
+  put32(p, 8, depth);
+  put32(p, 12, 0); /* reserved */
+  for (uint32_t i = 0; i < FRZ_BACKTRACE_MAX; i++)
+    put64(p, 16 + 8 * (size_t)i, i < depth ? b->frames[i] : 0);
+}
+
+static void get_backtrace(const uint8_t *p, frz_backtrace *b)
+{
+  b->record_id = get64(p, 0);
+  b->depth = get32(p, 8);
+  if (b->depth > FRZ_BACKTRACE_MAX)
+    b->depth = FRZ_BACKTRACE_MAX;
+  for (uint32_t i = 0; i < FRZ_BACKTRACE_MAX; i++)
+    b->frames[i] = i < b->depth ? get64(p, 16 + 8 * (size_t)i) : 0;
+}
+
+static int cmp_bt(const void *a, const void *b)
+{
+  uint64_t x = ((const frz_backtrace *)a)->record_id, y = ((const frz_backtrace *)b)->record_id;
+  return (x > y) - (x < y);
+}
+
+const frz_backtrace *frz_find_backtrace(const frz_dump *d, uint64_t record_id)
+{
+  if (!d || !d->nbacktraces)
+    return NULL;
+  frz_backtrace key;
+  key.record_id = record_id;
+  return bsearch(&key, d->backtraces, (size_t)d->nbacktraces, sizeof key, cmp_bt);
+}
+
 static int cmp_site(const void *a, const void *b)
 {
   uint64_t x = ((const frz_callsite *)a)->address, y = ((const frz_callsite *)b)->address;
@@ -344,7 +379,7 @@ typedef struct {
 /* Serialise items [0, count) of section `s` into `raw`. */
 static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *proc,
                          const frz_comm *comms, const frz_record *records,
-                         const frz_callsite *sites)
+                         const frz_callsite *sites, const frz_backtrace *bts)
 {
   for (uint64_t i = 0; i < s->count; i++) {
     uint8_t *p = raw + i * s->item_size;
@@ -354,6 +389,8 @@ static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *
       put_comm(p, &comms[i]);
     else if (s->type == FRZ_SEC_CALLSITES)
       put_callsite(p, &sites[i]);
+    else if (s->type == FRZ_SEC_BACKTRACES)
+      put_backtrace(p, &bts[i]);
     else
       put_record(p, &records[i]);
   }
@@ -425,21 +462,25 @@ frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t n
                       const frz_record *records, uint64_t nrecords, int level, void **out,
                       size_t *out_len, frz_error *err)
 {
-  return frz_encode_ex(proc, comms, ncomms, records, nrecords, NULL, 0, level, out, out_len,
-                       err);
+  return frz_encode_ex(proc, comms, ncomms, records, nrecords, NULL, level, out, out_len, err);
 }
 
 frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
-                         const frz_record *records, uint64_t nrecords,
-                         const frz_callsite *sites_in, uint32_t nsites, int level, void **out,
-                         size_t *out_len, frz_error *err)
+                         const frz_record *records, uint64_t nrecords, const frz_extras *x,
+                         int level, void **out, size_t *out_len, frz_error *err)
 {
   frz_status st = check_encode_args(proc, comms, ncomms, records, nrecords, level, out,
                                     out_len, err);
   if (st != FRZ_OK)
     return st;
-  if (nsites && !sites_in)
-    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: NULL call sites with a nonzero count");
+  const frz_callsite *sites_in = x ? x->callsites : NULL;
+  uint32_t nsites = x ? x->ncallsites : 0;
+  const frz_backtrace *bts = x ? x->backtraces : NULL;
+  uint64_t nbts = x ? x->nbacktraces : 0;
+  if ((nsites && !sites_in) || (nbts && !bts))
+    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: NULL extras with a nonzero count");
+  if (nbts > FRZ_SECTION_RAW_MAX / FRZ_BACKTRACE_ITEM_SIZE)
+    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: too many backtraces");
   *out = NULL;
   *out_len = 0;
   frz_callsite *sites = NULL; /* written sorted, so readers can bsearch */
@@ -455,8 +496,14 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
       {FRZ_SEC_COMMS, FRZ_COMM_ITEM_SIZE, ncomms, 0, 0, 0, 0},
       {FRZ_SEC_RECORDS, FRZ_RECORD_ITEM_SIZE, nrecords, 0, 0, 0, 0},
       {FRZ_SEC_CALLSITES, FRZ_CALLSITE_ITEM_SIZE, nsites, 0, 0, 0, 0},
+      {FRZ_SEC_BACKTRACES, FRZ_BACKTRACE_ITEM_SIZE, nbts, 0, 0, 0, 0},
   };
-  const int nsec = nsites ? NSECTIONS_MAX : NSECTIONS_V1;
+  /* the optional sections only when they hold something */
+  int nsec = NSECTIONS_V1;
+  if (nsites)
+    nsec++;
+  if (nbts)
+    secs[nsec++] = secs[NSECTIONS_MAX - 1];
   size_t table_end = FRZ_HEADER_SIZE + (size_t)nsec * FRZ_SECTION_ENTRY_SIZE;
   size_t cap = table_end + 4, max_raw = 0;
   for (int i = 0; i < nsec; i++) {
@@ -474,7 +521,7 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
   }
   size_t pos = table_end + 4;
   for (int i = 0; i < nsec; i++) {
-    encode_items(&secs[i], raw, proc, comms, records, sites);
+    encode_items(&secs[i], raw, proc, comms, records, sites, bts);
     size_t n = ZSTD_compress2(cctx, buf + pos, cap - pos, raw, (size_t)secs[i].raw);
     if (ZSTD_isError(n)) {
       st = fail(err, FRZ_E_NOMEM, NULL, pos, "zstd compression failed: %s",
@@ -531,6 +578,7 @@ static const char *section_label(uint32_t type)
   case FRZ_SEC_COMMS: return "comms section";
   case FRZ_SEC_RECORDS: return "records section";
   case FRZ_SEC_CALLSITES: return "call-sites section";
+  case FRZ_SEC_BACKTRACES: return "backtraces section";
   default: return "section";
   }
 }
@@ -541,6 +589,7 @@ static uint32_t min_item_size(uint32_t type)
   case FRZ_SEC_PROCESS: return FRZ_PROCESS_ITEM_SIZE;
   case FRZ_SEC_COMMS: return FRZ_COMM_ITEM_SIZE;
   case FRZ_SEC_CALLSITES: return FRZ_CALLSITE_ITEM_SIZE;
+  case FRZ_SEC_BACKTRACES: return FRZ_BACKTRACE_ITEM_SIZE;
   default: return FRZ_RECORD_ITEM_SIZE;
   }
 }
@@ -548,7 +597,7 @@ static uint32_t min_item_size(uint32_t type)
 static int is_known_type(uint32_t type)
 {
   return type == FRZ_SEC_PROCESS || type == FRZ_SEC_COMMS || type == FRZ_SEC_RECORDS ||
-         type == FRZ_SEC_CALLSITES;
+         type == FRZ_SEC_CALLSITES || type == FRZ_SEC_BACKTRACES;
 }
 
 /* Check the magic and the version: the 12 bytes every major keeps. */
@@ -725,6 +774,17 @@ static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *ra
       get_comm(raw + i * s->item_size, &out->comms[i]);
     return FRZ_OK;
   }
+  if (s->type == FRZ_SEC_BACKTRACES) {
+    out->backtraces = calloc((size_t)s->count, sizeof *out->backtraces);
+    if (!out->backtraces)
+      return fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
+                  "out of memory for %" PRIu64 " backtraces", s->count);
+    out->nbacktraces = s->count;
+    for (uint64_t i = 0; i < s->count; i++)
+      get_backtrace(raw + i * s->item_size, &out->backtraces[i]);
+    qsort(out->backtraces, (size_t)out->nbacktraces, sizeof *out->backtraces, cmp_bt);
+    return FRZ_OK;
+  }
   if (s->type == FRZ_SEC_CALLSITES) {
     out->callsites = calloc((size_t)s->count, sizeof *out->callsites);
     if (!out->callsites)
@@ -839,6 +899,7 @@ void frz_dump_free(frz_dump *d)
   free(d->comms);
   free(d->records);
   free(d->callsites);
+  free(d->backtraces);
   memset(d, 0, sizeof *d);
 }
 

@@ -182,6 +182,24 @@ typedef struct frz_callsite {
   char symbol[FRZ_SYMBOL_MAX];   /* nearest exported symbol; "" unknown */
 } frz_callsite;
 
+/* The caller's stack when a record was made (FR_BACKTRACE=N; since 1.1,
+ * BACKTRACES section): return addresses, innermost first, symbolised in the
+ * CALLSITES section like call_site. */
+#define FRZ_BACKTRACE_MAX 16
+typedef struct frz_backtrace {
+  uint64_t record_id;
+  uint32_t depth;                       /* valid entries of frames */
+  uint64_t frames[FRZ_BACKTRACE_MAX];
+} frz_backtrace;
+
+/* Optional parts of a dump (frz_encode_ex). */
+typedef struct frz_extras {
+  const frz_callsite *callsites;        /* need not be sorted */
+  uint32_t ncallsites;
+  const frz_backtrace *backtraces;
+  uint64_t nbacktraces;
+} frz_extras;
+
 /* A decoded dump.  Arrays are owned; free with frz_dump_free. */
 typedef struct frz_dump {
   uint16_t version_major, version_minor;
@@ -193,6 +211,8 @@ typedef struct frz_dump {
   uint32_t unknown_sections; /* sections skipped because their type is unknown */
   frz_callsite *callsites;   /* sorted by address; may be empty */
   uint32_t ncallsites;
+  frz_backtrace *backtraces; /* in record-id order; may be empty */
+  uint64_t nbacktraces;
 } frz_dump;
 
 /* ---- errors ----------------------------------------------------------- */
@@ -222,15 +242,17 @@ frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t n
                       const frz_record *records, uint64_t nrecords, int level,
                       void **out, size_t *out_len, frz_error *err);
 
-/* frz_encode with symbolised call sites too (a CALLSITES section, written
- * only when nsites > 0; the sites need not be sorted). */
+/* frz_encode with the optional parts too: a CALLSITES section when
+ * x->ncallsites > 0, a BACKTRACES section when x->nbacktraces > 0 (x may be
+ * NULL). */
 frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
-                         const frz_record *records, uint64_t nrecords,
-                         const frz_callsite *sites, uint32_t nsites, int level, void **out,
-                         size_t *out_len, frz_error *err);
+                         const frz_record *records, uint64_t nrecords, const frz_extras *x,
+                         int level, void **out, size_t *out_len, frz_error *err);
 
 /* The call site of `address` in a decoded dump, or NULL. */
 const frz_callsite *frz_find_callsite(const frz_dump *d, uint64_t address);
+/* The backtrace of record `record_id`, or NULL. */
+const frz_backtrace *frz_find_backtrace(const frz_dump *d, uint64_t record_id);
 
 /* Write `len` bytes to DIR/NAME atomically: a temporary file in DIR opened
  * O_CREAT|O_EXCL|O_NOFOLLOW mode 0600, fsync, rename to NAME.  A reader never
@@ -279,6 +301,7 @@ size_t frz_dtype_size(unsigned dtype);
 #define FRZ_COMM_ITEM_SIZE 104     /* COMMS section item */
 #define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item */
 #define FRZ_CALLSITE_ITEM_SIZE 160 /* CALLSITES section item (since 1.1) */
+#define FRZ_BACKTRACE_ITEM_SIZE 144 /* BACKTRACES section item (since 1.1) */
 
 /* Largest uncompressed section a reader accepts (4 GiB). */
 #define FRZ_SECTION_RAW_MAX ((uint64_t)1 << 32)
@@ -288,7 +311,8 @@ enum {
   FRZ_SEC_PROCESS = 1,
   FRZ_SEC_COMMS = 2,
   FRZ_SEC_RECORDS = 3,
-  FRZ_SEC_CALLSITES = 5 /* optional, since 1.1 */
+  FRZ_SEC_CALLSITES = 5, /* optional, since 1.1 */
+  FRZ_SEC_BACKTRACES = 6 /* optional, since 1.1 */
 };
 
 /* Version of each section's item layout written by this codec. */

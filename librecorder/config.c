@@ -77,6 +77,7 @@ void fr_config_load(fr_config *c) {
   c->dump_signal = env_signal("FR_DUMP_SIGNAL", SIGUSR2);
   c->dump_on_exit = env_bool("FR_DUMP_ON_EXIT", 0);
   c->dump_on_crash = env_bool("FR_DUMP_ON_CRASH", 1);
+  c->backtrace_depth = env_uint("FR_BACKTRACE", 0, 0, FRZ_BACKTRACE_MAX);
   c->trigger_file = env_bool("FR_TRIGGER_FILE", 1);
   fr_env_job_id(c->job_id, sizeof c->job_id);
 }

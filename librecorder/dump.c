@@ -29,6 +29,7 @@
 static frz_record *snap;   /* capacity records, allocated at first dump */
 static uint64_t *addrs;    /* capacity call-site addresses, for symbolising */
 static frz_callsite *sites; /* MAX_SITES symbolised call sites */
+static frz_backtrace *bts; /* FR_BACKTRACE: one per retained record */
 static frz_comm *csnap;    /* FR_MAX_COMMS comms */
 static int failed_once;
 static uint64_t handled_mtime; /* the newest trigger file already acted on (watchdog thread) */
@@ -49,10 +50,12 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* Symbolise the distinct call sites of the retained records with dladdr:
  * module file name, nearest exported symbol, offset.  Returns how many. */
-static uint32_t symbolize(const frz_record *recs, uint64_t n) {
+static uint32_t symbolize(const frz_record *recs, uint64_t n, const frz_backtrace *b, uint64_t nb) {
   uint64_t m = 0;
   for (uint64_t k = 0; k < n; k++)
     if (recs[k].call_site) addrs[m++] = recs[k].call_site;
+  for (uint64_t k = 0; k < nb; k++)
+    for (uint32_t i = 0; i < b[k].depth; i++) addrs[m++] = b[k].frames[i];
   qsort(addrs, (size_t)m, sizeof *addrs, cmp_u64);
   uint32_t ns = 0;
   for (uint64_t k = 0; k < m && ns < MAX_SITES; k++) {
@@ -71,6 +74,23 @@ static uint32_t symbolize(const frz_record *recs, uint64_t n) {
     c->offset = addrs[k] - start;
   }
   return ns;
+}
+
+/* The backtraces of the retained records (FR_BACKTRACE), dropping any whose
+ * slot was reused while copying.  Returns how many. */
+static uint64_t collect_backtraces(const frz_record *recs, uint64_t n) {
+  uint64_t nb = 0;
+  uint32_t want = fr_g.cfg.backtrace_depth;
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t slot = recs[k].id & fr_g.ring.mask;
+    frz_backtrace *b = &bts[nb];
+    memset(b, 0, sizeof *b);
+    b->record_id = recs[k].id;
+    b->depth = fr_g.bt_depth[slot] < want ? fr_g.bt_depth[slot] : want;
+    memcpy(b->frames, &fr_g.bt[slot * want], b->depth * sizeof b->frames[0]);
+    if (b->depth && fr_ring_get(&fr_g.ring, recs[k].id)) nb++;
+  }
+  return nb;
 }
 
 /* Per-comm summary from the retained records (one pass, comm lookup by id). */
@@ -145,9 +165,10 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   frz_error err;
   if (!snap) snap = malloc(fr_g.ring.capacity * sizeof *snap);
   if (!csnap) csnap = malloc(FR_MAX_COMMS * sizeof *csnap);
-  if (!addrs) addrs = malloc(fr_g.ring.capacity * sizeof *addrs);
+  if (!addrs) addrs = malloc(fr_g.ring.capacity * (1 + fr_g.cfg.backtrace_depth) * sizeof *addrs);
   if (!sites) sites = malloc(MAX_SITES * sizeof *sites);
-  if (!snap || !csnap || !addrs || !sites) {
+  if (fr_g.bt && !bts) bts = malloc(fr_g.ring.capacity * sizeof *bts);
+  if (!snap || !csnap || !addrs || !sites || (fr_g.bt && !bts)) {
     snprintf(err.msg, sizeof err.msg, "out of memory");
     goto out;
   }
@@ -171,8 +192,9 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   snprintf(p.trigger_text, sizeof p.trigger_text, "%s", trigger_text ? trigger_text : "");
   if (!p.job_id[0] && nc > 0)
     snprintf(p.job_id, sizeof p.job_id, "%016llx", (unsigned long long)csnap[0].comm_id);
-  uint32_t ns = symbolize(snap, n);
-  if (frz_encode_ex(&p, csnap, nc, snap, n, sites, ns, 3, &buf, &len, &err) != FRZ_OK) goto out;
+  uint64_t nb = fr_g.bt ? collect_backtraces(snap, n) : 0;
+  frz_extras x = {sites, symbolize(snap, n, bts, nb), bts, nb};
+  if (frz_encode_ex(&p, csnap, nc, snap, n, &x, 3, &buf, &len, &err) != FRZ_OK) goto out;
   if (ensure_dir(fr_g.cfg.dump_dir) != 0) {
     snprintf(err.msg, sizeof err.msg, "%.300s: cannot create or open the dump directory: %s",
              fr_g.cfg.dump_dir, strerror(errno));

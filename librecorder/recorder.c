@@ -7,6 +7,7 @@
  * a data-loader worker) see nothing of the recorder.
  */
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -44,6 +45,30 @@ static int find_nccl_object(struct dl_phdr_info *info, size_t size, void *out) {
     return 1;
   }
   return 0;
+}
+
+/* dl_iterate_phdr callback: the executable segments of the object whose
+ * load address is *(uintptr_t *)data, i.e. this library. */
+static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  if (info->dlpi_addr != *(uintptr_t *)data) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (!fr_g.self_lo || lo < fr_g.self_lo) fr_g.self_lo = lo;
+    if (hi > fr_g.self_hi) fr_g.self_hi = hi;
+  }
+  return 1;
+}
+
+/* Where this library's code lies, so backtraces can start at the caller. */
+static void locate_self(void) {
+  Dl_info info;
+  if (!dladdr((void *)&fr_on_first_comm, &info)) return;
+  uintptr_t base = (uintptr_t)info.dli_fbase;
+  /* dlpi_addr is the load bias: 0 for non-PIE objects, the base otherwise */
+  dl_iterate_phdr(find_self, &base);
 }
 
 /* NCCL loaded in a local scope (a Python extension dlopen()ed with
@@ -102,6 +127,11 @@ void fr_on_first_comm(void) {
   atomic_store(&fr_g.log_ready, 1);
   fr_log_flush();
   fr_g.proc.nccl_version = nccl_version();
+  if (fr_g.cfg.backtrace_depth) { /* the first backtrace() loads libgcc_s: not on an op */
+    void *prime[2];
+    locate_self();
+    backtrace(prime, 2);
+  }
   if (fr_g.cfg.track_completion && fr_cuda_init() != 0)
     fr_log("libcuda.so.1 not usable: completion is not tracked, ops stay 'enqueued'");
   fr_watchdog_start();
@@ -128,6 +158,17 @@ __attribute__((constructor)) static void fr_load(void) {
   fr_config_load(&fr_g.cfg);
   if (fr_g.cfg.disable) return;
   if (fr_ring_init(&fr_g.ring, fr_g.cfg.buffer_entries) != 0) return;
+  if (fr_g.cfg.backtrace_depth) {
+    fr_g.bt = calloc(fr_g.ring.capacity * fr_g.cfg.backtrace_depth, sizeof *fr_g.bt);
+    fr_g.bt_depth = calloc(fr_g.ring.capacity, 1);
+    if (!fr_g.bt || !fr_g.bt_depth) { /* go on without backtraces */
+      free(fr_g.bt);
+      free(fr_g.bt_depth);
+      fr_g.bt = NULL;
+      fr_g.bt_depth = NULL;
+      fr_g.cfg.backtrace_depth = 0;
+    }
+  }
   frz_process *p = &fr_g.proc;
   p->world_size = fr_env_world_size();
   p->local_rank = fr_env_local_rank();

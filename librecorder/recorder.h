@@ -37,6 +37,7 @@ typedef struct fr_config {
   int dump_signal;             /* FR_DUMP_SIGNAL (default SIGUSR2; 0 = none) */
   int dump_on_exit;            /* FR_DUMP_ON_EXIT (default 0) */
   int dump_on_crash;           /* FR_DUMP_ON_CRASH (default 1): SIGSEGV/SIGABRT/SIGBUS */
+  uint32_t backtrace_depth;    /* FR_BACKTRACE (default 0, at most FRZ_BACKTRACE_MAX) */
   int trigger_file;            /* FR_TRIGGER_FILE (default 1): write/watch DIR/TRIGGER */
   int quiet;                   /* FR_QUIET=1: no messages on stderr */
   char job_id[FRZ_JOB_MAX];    /* FR_JOB_ID / SLURM_JOB_ID / TORCHELASTIC_RUN_ID */
@@ -93,6 +94,9 @@ typedef struct fr_global {
   int initialized;
   fr_config cfg;
   fr_ring ring;
+  uint64_t *bt;                /* FR_BACKTRACE: depth frames per ring slot, or NULL */
+  uint8_t *bt_depth;           /* frames captured per ring slot */
+  uintptr_t self_lo, self_hi;  /* this library's code, skipped in backtraces */
   frz_process proc;            /* identity part filled at init */
   _Atomic uint64_t group_ids;  /* last group id handed out */
   _Atomic int dump_request;    /* a frz_trigger asked for by a wrapper or signal */

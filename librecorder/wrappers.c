@@ -6,6 +6,7 @@
  * fill one ring record, record the start event, call NCCL, record the end
  * event and the result, and return NCCL's result unchanged.
  */
+#include <execinfo.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,20 @@ static __thread uint32_t tid_cache __attribute__((tls_model("initial-exec")));
 uint32_t fr_gettid(void) {
   if (FR_UNLIKELY(tid_cache == 0)) tid_cache = (uint32_t)gettid();
   return tid_cache;
+}
+
+/* FR_BACKTRACE=N: the caller's stack above the wrapper, into the slot's
+ * share of fr_g.bt (costly: microseconds; off by default). */
+static void capture_backtrace(uint64_t id) {
+  void *frames[FRZ_BACKTRACE_MAX + 8];
+  uint32_t want = fr_g.cfg.backtrace_depth;
+  int n = backtrace(frames, (int)want + 8);
+  int k = 0; /* our own frames (this function, the wrapper) are not the caller's */
+  while (k < n && (uintptr_t)frames[k] >= fr_g.self_lo && (uintptr_t)frames[k] < fr_g.self_hi) k++;
+  uint64_t slot = id & fr_g.ring.mask;
+  uint32_t got = 0;
+  for (; k < n && got < want; k++) fr_g.bt[slot * want + got++] = (uint64_t)(uintptr_t)frames[k];
+  fr_g.bt_depth[slot] = (uint8_t)got;
 }
 
 fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint64_t count,
@@ -49,6 +64,7 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->result = -1;
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
   if (c) atomic_fetch_add_explicit(&c->nrecords, 1, memory_order_relaxed);
+  if (FR_UNLIKELY(fr_g.bt != NULL)) capture_backtrace(id);
   fr_ring_publish(s, id);
   *id_out = id;
   return s;

@@ -657,8 +657,8 @@ START_TEST(test_records_sorted_by_id)
 }
 END_TEST
 
-/* The optional CALLSITES section (1.1): written sorted, read back, looked
- * up by address; a dump without it has none; truncation still detected. */
+/* The optional CALLSITES and BACKTRACES sections (1.1): written sorted, read
+ * back, looked up; a dump without them has none; truncation still detected. */
 START_TEST(test_callsites_roundtrip)
 {
   frz_process p;
@@ -680,8 +680,18 @@ START_TEST(test_callsites_roundtrip)
   memset(cs[2].symbol, 'x', sizeof cs[2].symbol); /* no NUL: must come back terminated */
   void *out;
   size_t len;
-  ck_assert_int_eq(frz_encode_ex(&p, NULL, 0, r, 3, cs, 3, 0, &out, &len, NULL), FRZ_OK);
-  ck_assert_uint_eq(tget32((const uint8_t *)out + 16), 4); /* four sections */
+  frz_backtrace bt[2];
+  memset(bt, 0, sizeof bt);
+  bt[0].record_id = 2; /* given out of order: read back sorted */
+  bt[0].depth = 2;
+  bt[0].frames[0] = r[2].call_site;
+  bt[0].frames[1] = 0x99;
+  bt[1].record_id = 0;
+  bt[1].depth = FRZ_BACKTRACE_MAX + 5; /* clamped */
+  for (int i = 0; i < FRZ_BACKTRACE_MAX; i++) bt[1].frames[i] = 100 + (uint64_t)i;
+  frz_extras x = {cs, 3, bt, 2};
+  ck_assert_int_eq(frz_encode_ex(&p, NULL, 0, r, 3, &x, 0, &out, &len, NULL), FRZ_OK);
+  ck_assert_uint_eq(tget32((const uint8_t *)out + 16), 5); /* five sections */
   frz_dump d;
   ck_assert_int_eq(frz_decode(out, len, NULL, &d, NULL), FRZ_OK);
   ck_assert_uint_eq(d.ncallsites, 3);
@@ -696,6 +706,17 @@ START_TEST(test_callsites_roundtrip)
   f = frz_find_callsite(&d, r[2].call_site);
   ck_assert_uint_eq(strlen(f->symbol), FRZ_SYMBOL_MAX - 1);
   ck_assert_ptr_null(frz_find_callsite(&d, 0x1234));
+  ck_assert_uint_eq(d.nbacktraces, 2);
+  const frz_backtrace *b = frz_find_backtrace(&d, 2);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_uint_eq(b->depth, 2);
+  ck_assert_uint_eq(b->frames[0], r[2].call_site);
+  ck_assert_uint_eq(b->frames[1], 0x99);
+  ck_assert_uint_eq(b->frames[2], 0);
+  b = frz_find_backtrace(&d, 0);
+  ck_assert_uint_eq(b->depth, FRZ_BACKTRACE_MAX);
+  ck_assert_uint_eq(b->frames[FRZ_BACKTRACE_MAX - 1], 100 + FRZ_BACKTRACE_MAX - 1);
+  ck_assert_ptr_null(frz_find_backtrace(&d, 1));
   frz_dump_free(&d);
   for (size_t cut = 0; cut < len; cut += 7) {
     frz_error err;

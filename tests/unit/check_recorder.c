@@ -190,6 +190,19 @@ START_TEST(call_sites_are_symbolised_in_the_dump) {
   ck_assert_str_eq(site->module, "check_recorder");
   ck_assert_uint_gt(site->offset, 0);
   ck_assert_uint_lt(site->offset, 256);
+  if (getenv("FR_BACKTRACE")) { /* the stack above the wrapper, innermost first */
+    const frz_backtrace *b = frz_find_backtrace(&d, r[1]->id);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_ge(b->depth, 2);
+    ck_assert_uint_le(b->depth, (uint32_t)atoi(getenv("FR_BACKTRACE")));
+    ck_assert_uint_eq(b->frames[0], r[1]->call_site);
+    const frz_callsite *top = frz_find_callsite(&d, b->frames[0]);
+    ck_assert_ptr_nonnull(top);
+    ck_assert_str_eq(top->symbol, "fr_test_call_allreduce");
+    ck_assert_ptr_nonnull(frz_find_callsite(&d, b->frames[1]));
+  } else {
+    ck_assert_uint_eq(d.nbacktraces, 0);
+  }
   frz_dump_free(&d);
   ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
 }
