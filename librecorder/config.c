@@ -36,23 +36,29 @@ static int env_bool(const char *name, int def) {
   return def;
 }
 
-/* FR_DUMP_SIGNAL: a number or a name like SIGUSR2/USR2; "0"/"none" = off. */
+/* FR_DUMP_SIGNAL: a signal a job does not rely on for anything else: USR1,
+ * USR2, URG, PWR, WINCH or a real-time signal, by name or number; "0" or
+ * "none" turns it off.  TERM, INT, HUP and the like are refused: a launcher
+ * (Slurm, torchrun) ends jobs with them, and catching them would keep the
+ * job alive. */
 static int env_signal(const char *name, int def) {
   static const struct { const char *n; int s; } names[] = {
-      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"URG", SIGURG},
-      {"PWR", SIGPWR},   {"WINCH", SIGWINCH}};
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"URG", SIGURG}, {"PWR", SIGPWR}, {"WINCH", SIGWINCH}};
   const char *v = getenv(name);
   if (!v || !*v) return def;
-  if (!strcasecmp(v, "none")) return 0;
+  if (!strcasecmp(v, "none") || !strcmp(v, "0")) return 0;
   const char *s = strncasecmp(v, "SIG", 3) == 0 ? v + 3 : v;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcasecmp(s, names[i].n)) return names[i].s;
   char *end;
-  long x = strtol(v, &end, 10);
-  if (*end == '\0' && (x == 0 || (x > 0 && x < NSIG && x != SIGKILL && x != SIGSTOP &&
-                                  x != SIGSEGV && x != SIGBUS && x != SIGFPE && x != SIGILL)))
-    return (int)x;
-  fr_log("%s=\"%.40s\" is not a usable signal; using %d", name, v, def);
+  long x = strtol(s, &end, 10);
+  if (*end == '\0' && end != s) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      if (x == names[i].s) return (int)x;
+    if (x >= SIGRTMIN && x <= SIGRTMAX) return (int)x;
+  }
+  fr_log("%s=\"%.40s\" is not a signal the recorder may take (USR1, USR2, URG, PWR, WINCH, "
+         "a real-time signal, or none); using SIGUSR2", name, v);
   return def;
 }
 

@@ -34,9 +34,15 @@ static frz_comm *csnap;    /* FR_MAX_COMMS comms */
 static int failed_once;
 static uint64_t handled_mtime; /* the newest trigger file already acted on (watchdog thread) */
 
-/* Create the dump directory (0700) if needed; refuse a symlink. */
+/* Create the dump directory (0700) if needed; refuse a symlink as its last
+ * component (ELOOP: said plainly by the caller). */
 static int ensure_dir(const char *dir) {
   if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -1;
+  struct stat sb;
+  if (lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+    errno = ELOOP;
+    return -1;
+  }
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -1;
   close(fd);
@@ -196,8 +202,12 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   frz_extras x = {sites, symbolize(snap, n, bts, nb), bts, nb};
   if (frz_encode_ex(&p, csnap, nc, snap, n, &x, 3, &buf, &len, &err) != FRZ_OK) goto out;
   if (ensure_dir(fr_g.cfg.dump_dir) != 0) {
-    snprintf(err.msg, sizeof err.msg, "%.300s: cannot create or open the dump directory: %s",
-             fr_g.cfg.dump_dir, strerror(errno));
+    if (errno == ELOOP)
+      snprintf(err.msg, sizeof err.msg, "%.300s: the dump directory is a symbolic link, which the "
+               "recorder does not follow; give FR_DUMP_DIR its real path", fr_g.cfg.dump_dir);
+    else
+      snprintf(err.msg, sizeof err.msg, "%.300s: cannot create or open the dump directory: %s",
+               fr_g.cfg.dump_dir, strerror(errno));
     goto out;
   }
   char name[160];

@@ -4,6 +4,8 @@
 # - a full disk (a 4 KiB tmpfs) and a read-only one: the write fails, one
 #   line on stderr, the job's exit status is unchanged, no file is left;
 # - a dump directory whose parent is not a directory;
+# - a symlinked dump directory (not followed) and FR_DUMP_SIGNAL=15 (refused:
+#   SIGTERM still ends the job);
 # - kill -9 in the middle of dumping a large ring: every *.frz left decodes.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
@@ -36,6 +38,23 @@ fi
 run /dev/null/dumps --fill 10 100 2> "$FR_TMP/notdir.err"
 [ $? -eq 0 ] || fail "the job failed with an impossible dump directory"
 grep -q 'cannot create or open the dump directory' "$FR_TMP/notdir.err" || fail "no clear message for the impossible directory"
+
+# 2b. a symlink as the dump directory: not followed, said plainly
+mkdir -p "$FR_TMP/real" && ln -s "$FR_TMP/real" "$FR_TMP/link"
+run "$FR_TMP/link" --fill 10 100 2> "$FR_TMP/link.err"
+[ $? -eq 0 ] || fail "the job failed with a symlinked dump directory"
+grep -q 'symbolic link' "$FR_TMP/link.err" || { cat "$FR_TMP/link.err"; fail "no clear message for the symlinked directory"; }
+[ -z "$(ls "$FR_TMP/real")" ] || fail "the recorder wrote through the symlink"
+
+# 2c. FR_DUMP_SIGNAL=15 is refused: SIGTERM must still end the job
+FR_DUMP_SIGNAL=15 run "$FR_TMP/term" --fill 10 20000 2> "$FR_TMP/term.err" &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+rc=$?
+[ "$rc" -eq 143 ] || fail "SIGTERM did not end the job (exit $rc) with FR_DUMP_SIGNAL=15"
+grep -q 'not a signal the recorder may take' "$FR_TMP/term.err" || fail "FR_DUMP_SIGNAL=15 was not refused"
 
 # 3. kill -9 while a 131,072-record ring is being dumped
 FR_BUFFER_ENTRIES=131072 run "$FR_TMP/killed" --fill 131072 5000 2> /dev/null &
