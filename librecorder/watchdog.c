@@ -143,7 +143,10 @@ static void step_episode(episode *ep, const scan_state *st, int req, uint64_t no
     ep->active = 0;
     return;
   }
-  if (ep->frames < fr_g.cfg.max_frames && (now >= ep->next_frame || req)) {
+  if (req) { /* an explicit request (signal, abort, async error) is always honoured */
+    ep->frames++;
+    dump_frame(req, ep);
+  } else if (ep->frames < fr_g.cfg.max_frames && now >= ep->next_frame) {
     ep->frames++;
     ep->next_frame = now + frame_interval_ns();
     dump_frame(FRZ_TRIGGER_FRAME, ep);

@@ -59,6 +59,7 @@ tests_sim_check_sim_LDFLAGS = $(AM_LDFLAGS) -no-install
 check_PROGRAMS += tests/unit/check_recorder
 tests_unit_check_recorder_SOURCES = tests/unit/check_recorder.c
 tests_unit_check_recorder_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_recorder_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_unit_check_recorder_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
 tests_unit_check_recorder_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 

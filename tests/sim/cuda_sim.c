@@ -37,6 +37,7 @@ struct CUstream_st {
   uint64_t queued, done;        /* tasks appended / finished so far */
   int has_worker;
   int destroyed;
+  int capturing;                /* test knob: sim_stream_set_capturing */
   struct CUstream_st *next_all; /* registry of live streams (for fork) */
 };
 
@@ -292,10 +293,19 @@ CUresult cuStreamQuery(CUstream hStream)
 
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
-  (void)hStream;
   if (!captureStatus)
     return CUDA_ERROR_INVALID_VALUE;
-  *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+  *captureStatus = hStream && __atomic_load_n(&hStream->capturing, __ATOMIC_RELAXED)
+                       ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                       : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_stream_set_capturing(CUstream stream, int on)
+{
+  if (!stream)
+    return CUDA_ERROR_INVALID_HANDLE; /* the legacy NULL stream cannot be captured */
+  __atomic_store_n(&stream->capturing, on ? 1 : 0, __ATOMIC_RELAXED);
   return CUDA_SUCCESS;
 }
 

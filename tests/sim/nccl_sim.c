@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fr_nccl.h"
 #include "sim.h"
 #include "sim_nccl.h"
 
@@ -244,8 +245,16 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
     return rc;
   if (!asyncError)
     return sim_error(ncclInvalidArgument, "asyncError is NULL");
-  *asyncError = ncclSuccess;
+  *asyncError = (ncclResult_t)atomic_load(&comm->async_error);
   return ncclSuccess;
+}
+
+ncclResult_t sim_comm_set_async_error(ncclComm_t comm, ncclResult_t err)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc == ncclSuccess)
+    atomic_store(&comm->async_error, (int)err);
+  return rc;
 }
 
 ncclResult_t pncclCommCount(const ncclComm_t comm, int *count)

@@ -27,6 +27,16 @@ typedef void (*sim_task_fn)(void *arg);
  * when no worker thread can be started. */
 CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg);
 
+/* Test knob: make cuStreamIsCapturing report an active CUDA-graph capture
+ * on `stream` (on != 0) or none.  Nothing else changes: work still runs. */
+CUresult sim_stream_set_capturing(CUstream stream, int on);
+
+/* Test knob exported by the simulator's libnccl.so.2 (declared here for
+ * tests): what ncclCommGetAsyncError reports for `comm` from now on. */
+#ifdef FR_NCCL_H
+ncclResult_t sim_comm_set_async_error(ncclComm_t comm, ncclResult_t err);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

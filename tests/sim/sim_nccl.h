@@ -58,6 +58,7 @@ struct ncclComm {
   uint64_t barriers;            /* barriers this member has entered */
   atomic_int pending;           /* ops launched and not yet finished */
   atomic_int aborted;
+  atomic_int async_error;       /* test knob: what ncclCommGetAsyncError reports */
 };
 
 /* --- sim_comm.c --- */

@@ -24,6 +24,7 @@
 #include "fr_cuda.h"
 #include "fr_nccl.h"
 #include "frz.h"
+#include "sim.h"
 
 static const char *dump_dir;
 static CUstream stream;
@@ -408,6 +409,65 @@ START_TEST(threads_on_their_own_comms_lose_nothing) {
 }
 END_TEST
 
+START_TEST(captured_streams_are_flagged_and_not_tracked) {
+  ncclComm_t c = one_rank_comm();
+  CUstream cap;
+  float x = 0;
+  ck_assert_int_eq(cuStreamCreate(&cap, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+  ck_assert_int_eq(sim_stream_set_capturing(cap, 1), CUDA_SUCCESS);
+  ck_assert_int_eq(ncclAllReduce(&x, &x, 3, ncclFloat32, ncclSum, c, cap), ncclSuccess);
+  ck_assert_int_eq(cuStreamSynchronize(cap), CUDA_SUCCESS);
+  ck_assert_int_eq(sim_stream_set_capturing(cap, 0), CUDA_SUCCESS);
+  frz_dump d;
+  dump_now(&d);
+  const frz_record *r[4];
+  ck_assert_uint_eq(records_of(&d, comm_of(&d, c)->comm_id, r, 4), 2);
+  ck_assert(r[1]->flags & FRZ_RF_GRAPH_CAPTURED);
+  ck_assert(r[1]->flags & FRZ_RF_NO_TRACKING);
+  ck_assert_int_eq(r[1]->state, FRZ_STATE_ENQUEUED); /* no event: its completion is unknown */
+  ck_assert_uint_eq(r[1]->t_start_ns, 0);
+  frz_dump_free(&d);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+}
+END_TEST
+
+START_TEST(an_async_error_is_recorded_once_and_dumped) {
+  ncclComm_t c = one_rank_comm();
+  char path[1024];
+  int before = newest_frame(path, sizeof path);
+  ncclResult_t e = ncclSuccess;
+  ck_assert_int_eq(ncclCommGetAsyncError(c, &e), ncclSuccess);
+  ck_assert_int_eq(e, ncclSuccess);
+  ck_assert_int_eq(sim_comm_set_async_error(c, ncclRemoteError), ncclSuccess);
+  for (int i = 0; i < 3; i++) { /* polled again and again, as PyTorch's watchdog does */
+    ck_assert_int_eq(ncclCommGetAsyncError(c, &e), ncclSuccess);
+    ck_assert_int_eq(e, ncclRemoteError);
+  }
+  int now = before; /* the error asked for a dump by itself */
+  for (int i = 0; i < 300 && now == before; i++) {
+    struct timespec t = {0, 10 * 1000 * 1000};
+    nanosleep(&t, NULL);
+    now = newest_frame(path, sizeof path);
+  }
+  ck_assert_int_gt(now, before);
+  frz_dump d;
+  frz_error err;
+  ck_assert_msg(frz_read_file(path, &d, &err) == FRZ_OK, "%s", err.msg);
+  ck_assert_int_eq(d.process.trigger, FRZ_TRIGGER_ASYNC_ERROR);
+  const frz_comm *fc = comm_of(&d, c);
+  ck_assert(fc->flags & FRZ_CF_ASYNC_ERROR);
+  const frz_record *r[8];
+  ck_assert_uint_eq(records_of(&d, fc->comm_id, r, 8), 2); /* once, not per poll */
+  ck_assert_int_eq(r[1]->op, FRZ_OP_CommGetAsyncError);
+  ck_assert_uint_eq(r[1]->kind, FRZ_KIND_NONE);
+  ck_assert_int_eq(r[1]->result, ncclRemoteError);
+  ck_assert_int_eq(r[1]->state, FRZ_STATE_FAILED);
+  frz_dump_free(&d);
+  ck_assert_int_eq(sim_comm_set_async_error(c, ncclSuccess), ncclSuccess);
+  ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
+}
+END_TEST
+
 START_TEST(forked_child_is_inert) {
   ncclComm_t c = one_rank_comm();
   char before[1024] = "", after[1024] = "";
@@ -516,6 +576,8 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, split_finalize_destroy_abort_are_lifecycle_records);
   tcase_add_test(tc, simulated_group_gives_its_seq_back);
   tcase_add_test(tc, threads_on_their_own_comms_lose_nothing);
+  tcase_add_test(tc, captured_streams_are_flagged_and_not_tracked);
+  tcase_add_test(tc, an_async_error_is_recorded_once_and_dumped);
   tcase_add_test(tc, forked_child_is_inert);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
