@@ -21,7 +21,7 @@ void *fd_dump_json(const char *name, const frz_dump *d);
 char *fd_sanitize(const char *in, size_t inlen, char *out, size_t outlen);
 
 /* Result of fd_trigger. */
-enum { FD_TRIGGER_CREATED = 0, FD_TRIGGER_EXISTS = 1, FD_TRIGGER_ERROR = -1 };
+enum { FD_TRIGGER_CREATED = 0, FD_TRIGGER_EXISTS = 1 /* replaced an earlier one */, FD_TRIGGER_ERROR = -1 };
 
 /* The reason text as it goes into the trigger file: line breaks and tabs
  * turned into spaces, other control characters removed, at most

@@ -58,7 +58,7 @@ static int do_trigger(const char *dir, const char *reason)
     printf("fr-dump: created %s/TRIGGER: every rank of the job will dump\n", safe);
     return 0;
   case FD_TRIGGER_EXISTS:
-    printf("fr-dump: %s/TRIGGER exists already: a dump was requested before; nothing done\n", safe);
+    printf("fr-dump: replaced %s/TRIGGER (an earlier request): every rank of the job will dump\n", safe);
     return 0;
   default:
     fprintf(stderr, "fr-dump: cannot create the trigger file: %s\n",

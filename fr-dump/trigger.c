@@ -94,7 +94,17 @@ int fd_trigger(const char *dir, const char *reason, char *err, size_t errlen)
     snprintf(err, errlen, "%s: not a directory", dir);
     return FD_TRIGGER_ERROR;
   }
-  if (lstat(final, &st) == 0) return FD_TRIGGER_EXISTS;
+  /* An existing trigger (an earlier request, or a reused directory) is
+   * replaced: its newer time is what asks the recorders to dump again.  A
+   * symlink or anything but a plain file there is refused, never followed. */
+  int existed = 0;
+  if (lstat(final, &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      snprintf(err, errlen, "%s exists and is not a plain file; not replaced", final);
+      return FD_TRIGGER_ERROR;
+    }
+    existed = 1;
+  }
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -121,18 +131,21 @@ int fd_trigger(const char *dir, const char *reason, char *err, size_t errlen)
     unlink(tmp);
     return FD_TRIGGER_ERROR;
   }
-  int rc = publish(tmp, final);
+  int rc = existed ? (rename(tmp, final) == 0 ? 0 : -1) : publish(tmp, final);
+  if (rc == 1 && lstat(final, &st) == 0 && S_ISREG(st.st_mode)) { /* raced with a recorder */
+    existed = 1;
+    rc = rename(tmp, final) == 0 ? 0 : -1;
+  }
   int saved = errno;
   if (rc != 0) unlink(tmp);
   if (rc < 0) {
     snprintf(err, errlen, "%s: %s", final, strerror(saved));
     return FD_TRIGGER_ERROR;
   }
-  if (rc == 1) return FD_TRIGGER_EXISTS;
   int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     fsync(dfd); /* make the new name durable; failure here changes nothing */
     close(dfd);
   }
-  return FD_TRIGGER_CREATED;
+  return existed ? FD_TRIGGER_EXISTS : FD_TRIGGER_CREATED;
 }

@@ -170,9 +170,14 @@ else
 fi
 cp live/TRIGGER before
 run trigger-again 0 "$FR_DUMP" --trigger live
-contains trigger-again trigger-again.out "exists already"
+contains trigger-again trigger-again.out "replaced live/TRIGGER"
 checks=$((checks + 1))
-cmp -s before live/TRIGGER || fail "an existing trigger file was replaced"
+! cmp -s before live/TRIGGER || fail "an existing trigger file was not replaced (a new request must be newer)"
+ln -s "$PWD/before" live/TRIGGER.link && mv live/TRIGGER.link live/TRIGGER
+run trigger-symlink 2 "$FR_DUMP" --trigger live
+contains trigger-symlink trigger-symlink.err "not a plain file"
+[ "$(cat before)" = "$(cat live/TRIGGER)" ] || fail "the symlink's target changed"
+rm -f live/TRIGGER
 run trigger-nodir 2 "$FR_DUMP" --trigger no-such-dir
 contains trigger-nodir trigger-nodir.err "no-such-dir"
 
