@@ -105,8 +105,11 @@ static const char *flag_names(uint32_t f, const char *const *names, unsigned n, 
   return buf;
 }
 
-static const char *const comm_flags[] = {"init_failed", "destroyed", "aborted", "split", "pending"};
-static const char *const rec_flags[] = {"group", "graph", "profiler", "untracked", "in_call"};
+static const char *const comm_flags[] = {"init_failed", "destroyed", "aborted", "split",
+                                         "pending",     "unknown_id", "async_error", "revoked",
+                                         "finalized",   "shrink"};
+static const char *const rec_flags[] = {"group", "graph", "profiler", "untracked", "in_call",
+                                        "simulated"};
 
 /* "0000000000000abc", or "-" for 0. */
 static const char *hex_or_dash(uint64_t v, char *buf)
@@ -168,7 +171,7 @@ static void print_comms(FILE *o, const frz_dump *d)
             (unsigned long long)c->next_seq, (unsigned long long)c->first_retained_seq,
             (long long)c->last_enqueued_seq, (long long)c->last_started_seq,
             (long long)c->last_completed_seq, (unsigned long long)c->dropped_records,
-            flag_names(c->flags, comm_flags, 5, fl, sizeof fl));
+            flag_names(c->flags, comm_flags, 10, fl, sizeof fl));
     if (c->flags & FRZ_CF_SPLIT) fprintf(o, " color=%d key=%d", c->split_color, c->split_key);
     fputc('\n', o);
   }
@@ -201,7 +204,44 @@ static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
             frz_state_name(r->state), (unsigned long long)r->count, frz_dtype_name(r->dtype),
             frz_redop_name(r->redop), peer, group, rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
             rel_ms(r->t_start_ns, ref, t2, sizeof t2), rel_ms(r->t_complete_ns, ref, t3, sizeof t3),
-            res, flag_names(r->flags, rec_flags, 5, fl, sizeof fl));
+            res, flag_names(r->flags, rec_flags, 6, fl, sizeof fl));
+  }
+}
+
+/* "module!symbol+0xoff" for an address of the call-site table, sanitised. */
+static const char *site_name(const frz_dump *d, uint64_t addr, char *buf, size_t len)
+{
+  const frz_callsite *c = frz_find_callsite(d, addr);
+  char raw[FRZ_MODULE_MAX + FRZ_SYMBOL_MAX + 40];
+  if (!c || (!c->module[0] && !c->symbol[0]))
+    snprintf(raw, sizeof raw, "0x%" PRIx64, addr);
+  else if (c->symbol[0])
+    snprintf(raw, sizeof raw, "%s!%s+0x%" PRIx64, c->module, c->symbol, c->offset);
+  else
+    snprintf(raw, sizeof raw, "%s+0x%" PRIx64, c->module, c->offset);
+  return fd_sanitize(raw, strlen(raw), buf, len);
+}
+
+/* Where the calls came from (frz 1.1 CALLSITES), and with FR_BACKTRACE the
+ * callers' stacks, one line per record. */
+static void print_sites(FILE *o, const frz_dump *d)
+{
+  char b[512];
+  if (d->ncallsites) {
+    fprintf(o, "\ncall sites: %u\n", d->ncallsites);
+    for (uint32_t i = 0; i < d->ncallsites; i++)
+      fprintf(o, "  0x%016" PRIx64 " %s\n", d->callsites[i].address,
+              site_name(d, d->callsites[i].address, b, sizeof b));
+  }
+  if (d->nbacktraces) {
+    fprintf(o, "\nbacktraces: %llu\n", (unsigned long long)d->nbacktraces);
+    for (uint64_t i = 0; i < d->nbacktraces; i++) {
+      const frz_backtrace *t = &d->backtraces[i];
+      fprintf(o, "  record %llu:", (unsigned long long)t->record_id);
+      for (uint32_t k = 0; k < t->depth; k++)
+        fprintf(o, " %s", site_name(d, t->frames[k], b, sizeof b));
+      fputc('\n', o);
+    }
   }
 }
 
@@ -212,5 +252,6 @@ int fd_print_text(FILE *o, const char *name, const frz_dump *d)
   print_process(o, name, d, ref);
   print_comms(o, d);
   print_records(o, d, ref);
+  print_sites(o, d);
   return ferror(o) ? -1 : 0;
 }

@@ -15,7 +15,8 @@
 #define CU_FN_(sym, params) typedef CUresult(*sym##_fn) params; static sym##_fn p_##sym;
 FR_CUDA_API(CU_FN_)
 
-static int cuda_ok;
+/* set (release) once every pointer above is resolved; read with acquire */
+static _Atomic int cuda_ok;
 
 int fr_cuda_init(void) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
@@ -24,15 +25,15 @@ int fr_cuda_init(void) {
 #define CU_LOAD_(sym, params) p_##sym = (sym##_fn)dlsym(h, #sym);
   FR_CUDA_API(CU_LOAD_)
   if (!p_cuEventCreate || !p_cuEventRecord || !p_cuEventQuery || !p_cuCtxGetCurrent) return -1;
-  cuda_ok = 1;
+  atomic_store_explicit(&cuda_ok, 1, memory_order_release);
   return 0;
 }
 
-int fr_cuda_available(void) { return cuda_ok; }
+int fr_cuda_available(void) { return atomic_load_explicit(&cuda_ok, memory_order_acquire); }
 
 int fr_cuda_capturing(cudaStream_t stream) {
   CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (!cuda_ok || !p_cuStreamIsCapturing) return 0;
+  if (!fr_cuda_available() || !p_cuStreamIsCapturing) return 0;
   if (p_cuStreamIsCapturing((CUstream)stream, &st) != CUDA_SUCCESS) return 0;
   return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
@@ -58,7 +59,7 @@ static int ensure_events(fr_slot *s) {
 }
 
 int fr_cuda_mark(fr_slot *s, int which, cudaStream_t stream) {
-  if (!cuda_ok) return -1;
+  if (!fr_cuda_available()) return -1;
   if (which == 0) {
     atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
     if (ensure_events(s) != 0) return -1;

@@ -15,7 +15,7 @@
 
 void fr_life_done(fr_slot *s, uint64_t id, ncclResult_t r, uint64_t t0) {
   if (!fr_ring_get(&fr_g.ring, id)) return;
-  s->rec.t_enqueue_ns = t0;
+  __atomic_store_n(&s->rec.t_enqueue_ns, t0, __ATOMIC_RELAXED);
   if (r == ncclSuccess) {
     uint64_t now = fr_now_ns();
     __atomic_store_n(&s->rec.t_start_ns, t0, __ATOMIC_RELAXED);

@@ -121,9 +121,10 @@ static int32_t nccl_version(void) {
   return v;
 }
 
-void fr_on_first_comm(void) {
-  static _Atomic int done;
-  if (atomic_exchange(&done, 1)) return;
+/* The set-up the first communicator needs, run once (pthread_once: a
+ * thread that races the first init waits until it is complete, so no
+ * wrapper sees libcuda half resolved). */
+static void first_comm_setup(void) {
   atomic_store(&fr_g.log_ready, 1);
   fr_log_flush();
   fr_g.proc.nccl_version = nccl_version();
@@ -136,6 +137,10 @@ void fr_on_first_comm(void) {
     fr_log("libcuda.so.1 not usable: completion is not tracked, ops stay 'enqueued'");
   fr_watchdog_start();
 }
+
+static pthread_once_t first_comm_once = PTHREAD_ONCE_INIT;
+
+void fr_on_first_comm(void) { pthread_once(&first_comm_once, first_comm_setup); }
 
 /* In a forked child: no watchdog thread exists there; stay inert. */
 static void child_after_fork(void) {

@@ -71,7 +71,7 @@ static int describe_timeout(uint64_t id, uint64_t now, char *text, size_t len) {
   fr_slot *s = fr_ring_get(&fr_g.ring, id);
   if (!s) return 0;
   const frz_record *r = &s->rec;
-  uint64_t waited = now - r->t_enqueue_ns;
+  uint64_t waited = now - __atomic_load_n(&r->t_enqueue_ns, __ATOMIC_RELAXED);
   if (waited < (uint64_t)fr_g.cfg.timeout_sec * 1000000000ull) return 0;
   snprintf(text, len, "%s seq %llu on comm %016llx not complete after %.1f s", frz_op_name(r->op),
            (unsigned long long)r->seq, (unsigned long long)r->comm_id, (double)waited / 1e9);
@@ -220,6 +220,7 @@ int fr_watchdog_start(void) {
   pthread_attr_t a;
   pthread_attr_init(&a);
   pthread_attr_setstacksize(&a, 256 * 1024);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED); /* never joined: it ends with the process */
   int e = pthread_create(&fr_g.watchdog, &a, watchdog_main, NULL);
   pthread_attr_destroy(&a);
   if (e != 0) {

@@ -26,7 +26,12 @@ static void capture_backtrace(uint64_t id) {
   void *frames[FRZ_BACKTRACE_MAX + 8];
   uint32_t want = fr_g.cfg.backtrace_depth;
   int n = backtrace(frames, (int)want + 8);
-  int k = 0; /* our own frames (this function, the wrapper) are not the caller's */
+  /* skip to our own frames (a sanitizer's backtrace() may add its own
+   * first), then past them (this function, the wrapper): the caller's stack
+   * starts there; without any frame of ours, keep everything */
+  int k = 0;
+  while (k < n && !((uintptr_t)frames[k] >= fr_g.self_lo && (uintptr_t)frames[k] < fr_g.self_hi)) k++;
+  if (k == n) k = 0;
   while (k < n && (uintptr_t)frames[k] >= fr_g.self_lo && (uintptr_t)frames[k] < fr_g.self_hi) k++;
   uint64_t slot = id & fr_g.ring.mask;
   uint32_t got = 0;
@@ -48,9 +53,10 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->stream = (uint64_t)(uintptr_t)stream;
   r->call_site = (uint64_t)(uintptr_t)call_site;
   r->group_id = grouped ? fr_group_id() : 0;
-  r->t_enqueue_ns = fr_now_ns();
-  r->t_start_ns = 0;
-  r->t_complete_ns = 0;
+  /* fields the watchdog reads with atomics, even of a slot being reused */
+  __atomic_store_n(&r->t_enqueue_ns, fr_now_ns(), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->t_start_ns, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->t_complete_ns, 0, __ATOMIC_RELAXED);
   r->tid = fr_gettid();
   r->peer = peer;
   r->op = (uint16_t)op;
@@ -58,10 +64,10 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->dir = (uint8_t)dir;
   r->dtype = (dtype < 0 || dtype > 254) ? 255 : (uint8_t)dtype;
   r->redop = (redop < 0 || redop > 254) ? 255 : (uint8_t)redop;
-  r->state = FRZ_STATE_ENQUEUED;
+  __atomic_store_n(&r->state, (uint8_t)FRZ_STATE_ENQUEUED, __ATOMIC_RELAXED);
   r->reserved0 = 0;
-  r->flags = FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP : 0);
-  r->result = -1;
+  __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP : 0u), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
   if (c) atomic_fetch_add_explicit(&c->nrecords, 1, memory_order_relaxed);
   if (FR_UNLIKELY(fr_g.bt != NULL)) capture_backtrace(id);

@@ -3,7 +3,8 @@
 # - a rank waits 3.5 s for a late peer: the timeout (1 s) writes frame 0,
 #   FR_FRAME_INTERVAL_SEC=1 adds frames while nothing moves, and when the
 #   peer arrives a last frame says progress resumed;
-# - a process dying of SIGABRT leaves a crash dump and still dies of SIGABRT.
+# - a process dying of SIGABRT leaves a crash dump and still dies of SIGABRT;
+# - call sites and FR_BACKTRACE stacks are symbolised in the dump.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 prog="$FR_BUILDDIR/tests/unit/check_recorder"
@@ -35,4 +36,9 @@ dump=$(ls "$FR_TMP/crash"/*.frz 2>/dev/null | head -n 1)
 [ -n "$dump" ] || fail "no crash dump"
 [ "$(trigger_of "$dump")" = crash ] || fail "crash dump trigger is $(trigger_of "$dump")"
 "$FR_DUMP" "$dump" | grep -q "fatal signal 6" || fail "the crash dump does not name the signal"
-echo "frames, recovery and crash dumps: ok"
+# call sites and FR_BACKTRACE stacks, as fr-dump shows them
+FR_BACKTRACE=3 run sites "$prog" --fill 5 300 2> /dev/null || fail "the backtrace job failed"
+"$FR_DUMP" "$FR_TMP"/sites/*.frz > "$FR_TMP/sites.txt" || fail "fr-dump failed on the sites dump"
+grep -q '^call sites: ' "$FR_TMP/sites.txt" || fail "no call sites in fr-dump's text"
+grep -Eq '^  record [0-9]+: check_recorder!' "$FR_TMP/sites.txt" || fail "no symbolised backtrace"
+echo "frames, recovery, crash dumps and call sites: ok"
