@@ -5,8 +5,10 @@ fr_analyze_libanalyze_la_SOURCES = \
 	fr-analyze/libanalyze/load.c fr-analyze/libanalyze/model.c \
 	fr-analyze/libanalyze/analyze.c fr-analyze/libanalyze/mismatch.c \
 	fr-analyze/libanalyze/p2p.c fr-analyze/libanalyze/verdict.c \
+	fr-analyze/libanalyze/straggler.c \
 	fr-analyze/libanalyze/util.c fr-analyze/libanalyze/report_text.c \
-	fr-analyze/libanalyze/report_json.c
+	fr-analyze/libanalyze/report_json.c \
+	fr-analyze/libanalyze/input.h fr-analyze/libanalyze/input.c
 fr_analyze_libanalyze_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 fr_analyze_libanalyze_la_LIBADD = formats/libfrz.la $(CJSON_LIBS)
 

@@ -7,19 +7,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libanalyze/analyze.h"
+#include "libanalyze/input.h"
 
 static void usage(FILE *o)
 {
-  fputs("Usage: fr-analyze [--json] [-o FILE] PATH...\n"
+  fputs("Usage: fr-analyze [--json] [-o FILE] [--comm=ID] [--rank=R] [--color=WHEN] PATH...\n"
         "Merge the flightrec dumps of every rank of a job and diagnose the hang.\n"
         "\n"
         "PATH is a dump directory (every regular file in it is read) or a dump\n"
-        "file; several may be given.\n"
+        "file; several may be given.  PyTorch Flight Recorder dumps (pickle or\n"
+        "JSON) are read too.\n"
         "\n"
         "  -j, --json      print the analysis as JSON (see formats/analysis-json.md)\n"
         "  -o, --output=FILE  write the report to FILE instead of standard output\n"
+        "      --input-format=FMT  auto (default: flightrec dumps, and PyTorch Flight\n"
+        "                  Recorder dumps for other files), frz, or pytorch\n"
+        "      --comm=ID   details only for this communicator (16 hex digits)\n"
+        "      --rank=R    details only for the communicators of global rank R\n"
+        "      --color=WHEN  colour the verdict: auto (on a terminal), always, never\n"
+        "      --exclude-list  print only the ranks an orchestrator could evict\n"
+        "                  (stragglers; lagging or ahead ranks of a hang), one a line\n"
         "  -h, --help      display this help and exit\n"
         "  -V, --version   output version information and exit\n"
         "\n"
@@ -41,6 +51,49 @@ static void bad_option(const char *arg)
   else fprintf(stderr, "fr-analyze: unrecognized option '%s'\n", arg);
 }
 
+/* --comm, --rank and --color into the report options; 0 or -1 (said why). */
+static int filter_option(int c, const char *arg, fa_text_opts *t, int *color)
+{
+  char *end;
+  errno = 0;
+  if (c == 'C') {
+    unsigned long long id = strtoull(arg, &end, 16);
+    if (!*arg || *end || errno) {
+      fprintf(stderr, "fr-analyze: invalid communicator id '%s' (16 hex digits)\n", arg);
+      return -1;
+    }
+    t->has_comm = 1;
+    t->comm = id;
+  } else if (c == 'R') {
+    long r = strtol(arg, &end, 10);
+    if (!*arg || *end || errno || r < 0 || r > INT32_MAX) {
+      fprintf(stderr, "fr-analyze: invalid rank '%s'\n", arg);
+      return -1;
+    }
+    t->rank = (int32_t)r;
+  } else if (!strcmp(arg, "always")) {
+    *color = 1;
+  } else if (!strcmp(arg, "never")) {
+    *color = 0;
+  } else if (!strcmp(arg, "auto")) {
+    *color = -1;
+  } else {
+    fprintf(stderr, "fr-analyze: invalid --color '%s' (auto, always or never)\n", arg);
+    return -1;
+  }
+  return 0;
+}
+
+/* --exclude-list: one global rank a line. */
+static int print_exclude_list(const fa_analysis *a, FILE *out)
+{
+  fa_ranks r;
+  if (fa_exclude_list(a, &r)) return -1;
+  for (uint32_t i = 0; i < r.n; i++) fprintf(out, "%d\n", r.v[i]);
+  fa_ranks_free(&r);
+  return 0;
+}
+
 static void version(void)
 {
   printf("fr-analyze (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
@@ -50,15 +103,35 @@ int main(int argc, char **argv)
 {
   static const struct option opts[] = {
       {"json", no_argument, NULL, 'j'},     {"output", required_argument, NULL, 'o'},
+      {"input-format", required_argument, NULL, 'I'},
+      {"comm", required_argument, NULL, 'C'},   {"rank", required_argument, NULL, 'R'},
+      {"color", required_argument, NULL, 'K'},  {"colour", required_argument, NULL, 'K'},
+      {"exclude-list", no_argument, NULL, 'X'},
       {"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0}};
-  int json = 0, c;
+  int json = 0, c, color = -1, exclude = 0;
+  fa_text_opts topt = {0, 0, 0, -1};
   const char *out_path = NULL;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":jo:hV", opts, NULL)) != -1) {
     switch (c) {
     case 'j': json = 1; break;
+    case 'I': {
+      int f = frz_input_format_from_name(optarg);
+      if (f < 0) {
+        fprintf(stderr, "fr-analyze: invalid input format '%s' (auto, frz or pytorch)\n", optarg);
+        return try_help();
+      }
+      fa_set_input_format((frz_input_format)f);
+      break;
+    }
     case 'o': out_path = optarg; break;
+    case 'C':
+    case 'R':
+    case 'K':
+      if (filter_option(c, optarg, &topt, &color)) return try_help();
+      break;
+    case 'X': exclude = 1; break;
     case 'h': usage(stdout); return 0;
     case 'V': version(); return 0;
     case ':':
@@ -111,8 +184,11 @@ int main(int argc, char **argv)
     if (!text) werr = -1;
     else if (fputs(text, out) < 0) werr = -1;
     free(text);
+  } else if (exclude) {
+    werr = print_exclude_list(a, out);
   } else {
-    werr = fa_report_text(a, out);
+    topt.color = color == 1 || (color < 0 && !out_path && isatty(fileno(out)));
+    werr = fa_report_text_opts(a, out, &topt);
   }
   if (fflush(out) != 0) werr = -1;
   if (out != stdout && fclose(out) != 0) werr = -1;

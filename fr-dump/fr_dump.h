@@ -1,5 +1,6 @@
-/* fr_dump.h — the parts of fr-dump: text and JSON renderings of one decoded
- * dump, and the trigger file that asks a live job to dump. */
+/* fr_dump.h — the parts of fr-dump: text, JSON and Chrome-trace renderings
+ * of decoded dumps, their validation, the expansion of directories into
+ * files, and the trigger file that asks a live job to dump. */
 #ifndef FR_DUMP_H
 #define FR_DUMP_H
 
@@ -33,5 +34,27 @@ void fd_trigger_reason(const char *reason, char *out, size_t outlen);
  * line "flightrec-trigger v1 rank=-1 time_ns=... reason=...".  On error,
  * `err` receives a message.  Returns an FD_TRIGGER_* value. */
 int fd_trigger(const char *dir, const char *reason, char *err, size_t errlen);
+
+/* One decoded input file. */
+typedef struct fd_input {
+  const char *name; /* as given, or DIR/NAME for a directory's file */
+  frz_dump dump;
+} fd_input;
+
+/* Every regular file of a directory (names starting with '.' and the
+ * trigger file left out), sorted, as malloc'd "DIR/NAME" strings appended
+ * to *paths (*n entries, grown with realloc).  Returns 0, or -1 with errno
+ * set (opendir or out of memory). */
+int fd_list_dir(const char *dir, char ***paths, size_t *n);
+
+/* Problems that make a decoded dump unusable (records out of order or naming
+ * a comm missing from the comm table, values out of range, times out of
+ * order): their number; the first one is described in msg. */
+unsigned fd_check(const frz_dump *d, char *msg, size_t len);
+
+/* All of in[0..n) as one Chrome Trace Event Format document (one process
+ * per rank, one track per communicator, wall-clock aligned).  Returns 0, or
+ * -1 on a write error or when out of memory. */
+int fd_chrome_trace(FILE *out, const fd_input *in, size_t n);
 
 #endif /* FR_DUMP_H */

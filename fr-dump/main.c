@@ -1,23 +1,39 @@
-/* fr-dump — decode flightrec dump files (text or JSON), or ask a live job
- * to dump (--trigger). */
+/* fr-dump — decode flightrec dump files (and PyTorch Flight Recorder dumps)
+ * as text, JSON or one Chrome trace; validate them (--check); or ask a live
+ * job to dump (--trigger). */
 #include "config.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fr_dump.h"
+#include "pytorch_fr.h"
+
+enum { OUT_TEXT, OUT_JSON, OUT_TRACE, OUT_CHECK };
 
 static void usage(FILE *o)
 {
-  fputs("Usage: fr-dump [--json] FILE...\n"
+  fputs("Usage: fr-dump [--json | --format=FMT | --check] [--input-format=IN] PATH...\n"
         "  or:  fr-dump --trigger DIR [--reason TEXT]\n"
-        "Print flightrec dump files as text or JSON, or ask every rank of a live job\n"
-        "to dump by creating the trigger file DIR/TRIGGER.\n"
+        "Print flightrec dump files as text, JSON or a Chrome trace, check them, or\n"
+        "ask every rank of a live job to dump by creating the trigger file DIR/TRIGGER.\n"
+        "PATH is a dump file or a directory (every regular file in it is read);\n"
+        "PyTorch Flight Recorder dumps (pickle or JSON) are read too.\n"
         "\n"
         "  -j, --json           print each dump as JSON (an array for several files)\n"
+        "  -f, --format=FMT     text (default), json, or chrome-trace: every dump in\n"
+        "                       one Trace Event Format document for Perfetto or\n"
+        "                       chrome://tracing (one track per rank and communicator,\n"
+        "                       wall-clock aligned; a rank's latest frame)\n"
+        "  -c, --check          only validate: one line per file, exit status 1 if any\n"
+        "                       file is not a usable dump\n"
+        "      --input-format=IN  auto (default), frz, or pytorch\n"
+        "  -o, --output=FILE    write to FILE instead of standard output\n"
         "  -t, --trigger=DIR    create DIR/TRIGGER (DIR is the job's FR_DUMP_DIR)\n"
         "  -r, --reason=TEXT    the reason written into the trigger file\n"
         "  -h, --help           display this help and exit\n"
@@ -25,7 +41,8 @@ static void usage(FILE *o)
         "\n"
         "Times are in milliseconds relative to the trigger (or the frame).\n"
         "Exit status: 0 on success (also when a trigger file exists already),\n"
-        "2 on a usage error or a file that cannot be read or decoded.\n",
+        "1 if --check found a bad file, 2 on a usage error or a file that cannot\n"
+        "be read or decoded.\n",
         o);
 }
 
@@ -67,18 +84,180 @@ static int do_trigger(const char *dir, const char *reason)
   }
 }
 
+/* The paths named on the command line, directories expanded.  A directory
+ * that cannot be listed is reported (*rc = 2). */
+static char **expand(char **args, int nargs, size_t *n, int *rc)
+{
+  char **paths = NULL;
+  *n = 0;
+  for (int i = 0; i < nargs; i++) {
+    struct stat st;
+    if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (fd_list_dir(args[i], &paths, n) != 0) {
+        char sp[512];
+        fprintf(stderr, "fr-dump: %s: cannot list the directory: %s\n",
+                fd_sanitize(args[i], strlen(args[i]), sp, sizeof sp), strerror(errno));
+        *rc = 2;
+      }
+      continue;
+    }
+    char **np = realloc(paths, (*n + 1) * sizeof *np);
+    char *p = strdup(args[i]);
+    if (!np || !p) {
+      free(p);
+      if (np) paths = np;
+      fputs("fr-dump: out of memory\n", stderr);
+      *rc = 2;
+      break;
+    }
+    paths = np;
+    paths[(*n)++] = p;
+  }
+  return paths;
+}
+
+/* --check of one file: "PATH: ok (...)" or "PATH: bad: why". */
+static int check_one(FILE *out, const char *path, frz_input_format inf)
+{
+  frz_dump d;
+  frz_error e;
+  char sp[512], m[1024];
+  memset(&e, 0, sizeof e);
+  fd_sanitize(path, strlen(path), sp, sizeof sp);
+  if (frz_read_any_file(path, inf, &d, &e) != FRZ_OK) {
+    const char *msg = e.msg[0] ? e.msg : frz_status_name(e.status);
+    size_t pl = strlen(path);
+    if (strncmp(msg, path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ') msg += pl + 2;
+    fprintf(out, "%s: bad: %s\n", sp, fd_sanitize(msg, strlen(msg), m, sizeof m));
+    return 1;
+  }
+  unsigned bad = fd_check(&d, m, sizeof m);
+  char safe[1100];
+  if (bad)
+    fprintf(out, "%s: bad: %u problem(s); first: %s\n", sp, bad, fd_sanitize(m, strlen(m), safe, sizeof safe));
+  else
+    fprintf(out, "%s: ok (rank %d, %u comm(s), %llu record(s))\n", sp, d.process.global_rank, d.ncomms,
+            (unsigned long long)d.nrecords);
+  frz_dump_free(&d);
+  return bad ? 1 : 0;
+}
+
+/* For a trace: keep one frame per rank (the latest); frees the others. */
+static size_t latest_frames(fd_input *in, size_t n)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const frz_process *p = &in[i].dump.process;
+    size_t j;
+    for (j = 0; j < k; j++)
+      if (p->global_rank >= 0 && in[j].dump.process.global_rank == p->global_rank) break;
+    if (j == k) {
+      in[k++] = in[i];
+      continue;
+    }
+    const frz_process *q = &in[j].dump.process;
+    if (p->frame > q->frame || (p->frame == q->frame && p->frame_time_ns > q->frame_time_ns)) {
+      frz_dump_free(&in[j].dump);
+      in[j] = in[i];
+    } else {
+      frz_dump_free(&in[i].dump);
+    }
+  }
+  return k;
+}
+
+/* Text or JSON of each file, or one trace of them all. */
+static int render(FILE *out, int mode, char **paths, size_t n, frz_input_format inf)
+{
+  int rc = 0, first = 1;
+  cJSON *all = NULL;
+  fd_input *in = NULL;
+  size_t nin = 0;
+  if (mode == OUT_JSON && n > 1 && !(all = cJSON_CreateArray())) return 2;
+  if (mode == OUT_TRACE && !(in = calloc(n ? n : 1, sizeof *in))) return 2;
+  for (size_t i = 0; i < n; i++) {
+    frz_dump d;
+    frz_error e;
+    memset(&e, 0, sizeof e);
+    if (frz_read_any_file(paths[i], inf, &d, &e) != FRZ_OK) {
+      report(&e, paths[i]);
+      rc = 2;
+      continue;
+    }
+    if (mode == OUT_TRACE) {
+      in[nin].name = paths[i];
+      in[nin++].dump = d;
+      continue;
+    }
+    if (mode == OUT_JSON) {
+      cJSON *o = fd_dump_json(paths[i], &d);
+      if (!o) {
+        fputs("fr-dump: out of memory\n", stderr);
+        rc = 2;
+      } else if (all) {
+        cJSON_AddItemToArray(all, o);
+      } else {
+        char *s = cJSON_Print(o);
+        if (s) fprintf(out, "%s\n", s);
+        else rc = 2;
+        cJSON_free(s);
+        cJSON_Delete(o);
+      }
+    } else {
+      if (!first) fputc('\n', out);
+      first = 0;
+      if (fd_print_text(out, paths[i], &d)) rc = 2;
+    }
+    frz_dump_free(&d);
+  }
+  if (all) {
+    char *s = cJSON_Print(all);
+    if (s) fprintf(out, "%s\n", s);
+    else rc = 2;
+    cJSON_free(s);
+    cJSON_Delete(all);
+  }
+  if (in) {
+    nin = latest_frames(in, nin);
+    if (fd_chrome_trace(out, in, nin)) rc = 2;
+    for (size_t i = 0; i < nin; i++) frz_dump_free(&in[i].dump);
+    free(in);
+  }
+  return rc;
+}
+
 int main(int argc, char **argv)
 {
   static const struct option opts[] = {
-      {"json", no_argument, NULL, 'j'},       {"trigger", required_argument, NULL, 't'},
+      {"json", no_argument, NULL, 'j'},       {"format", required_argument, NULL, 'f'},
+      {"check", no_argument, NULL, 'c'},      {"input-format", required_argument, NULL, 'I'},
+      {"output", required_argument, NULL, 'o'}, {"trigger", required_argument, NULL, 't'},
       {"reason", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},    {NULL, 0, NULL, 0}};
-  int json = 0, c;
-  const char *trigger = NULL, *reason = NULL;
+  int mode = OUT_TEXT, modes = 0, c, inf = FRZ_INPUT_AUTO;
+  const char *trigger = NULL, *reason = NULL, *out_path = NULL;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":jt:r:hV", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":jf:co:t:r:hV", opts, NULL)) != -1) {
     switch (c) {
-    case 'j': json = 1; break;
+    case 'j': mode = OUT_JSON; modes++; break;
+    case 'c': mode = OUT_CHECK; modes++; break;
+    case 'f':
+      modes++;
+      if (strcmp(optarg, "text") == 0) mode = OUT_TEXT;
+      else if (strcmp(optarg, "json") == 0) mode = OUT_JSON;
+      else if (strcmp(optarg, "chrome-trace") == 0) mode = OUT_TRACE;
+      else {
+        fprintf(stderr, "fr-dump: invalid format '%s' (text, json or chrome-trace)\n", optarg);
+        return try_help();
+      }
+      break;
+    case 'I':
+      if ((inf = frz_input_format_from_name(optarg)) < 0) {
+        fprintf(stderr, "fr-dump: invalid input format '%s' (auto, frz or pytorch)\n", optarg);
+        return try_help();
+      }
+      break;
+    case 'o': out_path = optarg; break;
     case 't': trigger = optarg; break;
     case 'r': reason = optarg; break;
     case 'h': usage(stdout); return 0;
@@ -95,7 +274,7 @@ int main(int argc, char **argv)
     }
   }
   if (trigger) {
-    if (optind < argc || json) {
+    if (optind < argc || modes || out_path) {
       fputs("fr-dump: --trigger takes no FILE and no --json\n", stderr);
       return try_help();
     }
@@ -105,56 +284,34 @@ int main(int argc, char **argv)
     fputs("fr-dump: --reason needs --trigger\n", stderr);
     return try_help();
   }
+  if (modes > 1) {
+    fputs("fr-dump: --json, --format and --check exclude each other\n", stderr);
+    return try_help();
+  }
   if (optind >= argc) {
     fputs("fr-dump: missing FILE\n", stderr);
     return try_help();
   }
-  int rc = 0, nfiles = argc - optind, first = 1;
-  cJSON *all = NULL;
-  if (json && nfiles > 1 && !(all = cJSON_CreateArray())) {
-    fputs("fr-dump: out of memory\n", stderr);
+  FILE *out = stdout;
+  if (out_path && !(out = fopen(out_path, "w"))) {
+    fprintf(stderr, "fr-dump: %s: %s\n", out_path, strerror(errno));
     return 2;
   }
-  for (int i = optind; i < argc; i++) {
-    frz_dump d;
-    frz_error e;
-    memset(&d, 0, sizeof d);
-    memset(&e, 0, sizeof e);
-    if (frz_read_file(argv[i], &d, &e) != FRZ_OK) {
-      report(&e, argv[i]);
-      rc = 2;
-      continue;
-    }
-    if (json) {
-      cJSON *o = fd_dump_json(argv[i], &d);
-      if (!o) {
-        fputs("fr-dump: out of memory\n", stderr);
-        rc = 2;
-      } else if (all) {
-        cJSON_AddItemToArray(all, o);
-      } else {
-        char *s = cJSON_Print(o);
-        if (s) printf("%s\n", s);
-        else rc = 2;
-        cJSON_free(s);
-        cJSON_Delete(o);
-      }
-    } else {
-      if (!first) putchar('\n');
-      first = 0;
-      if (fd_print_text(stdout, argv[i], &d)) rc = 2;
-    }
-    frz_dump_free(&d);
+  int rc = 0;
+  size_t n;
+  char **paths = expand(argv + optind, argc - optind, &n, &rc);
+  if (mode == OUT_CHECK) {
+    for (size_t i = 0; i < n; i++)
+      if (check_one(out, paths[i], (frz_input_format)inf) && rc == 0) rc = 1;
+    if (n == 0 && rc == 0) rc = 1;
+  } else {
+    int r = render(out, mode, paths, n, (frz_input_format)inf);
+    if (r) rc = r;
   }
-  if (all) {
-    char *s = cJSON_Print(all);
-    if (s) printf("%s\n", s);
-    else rc = 2;
-    cJSON_free(s);
-    cJSON_Delete(all);
-  }
-  if (fflush(stdout) != 0) {
-    perror("fr-dump: standard output");
+  for (size_t i = 0; i < n; i++) free(paths[i]);
+  free(paths);
+  if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
+    fprintf(stderr, "fr-dump: cannot write the output: %s\n", strerror(errno));
     rc = 2;
   }
   return rc;

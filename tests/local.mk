@@ -91,13 +91,29 @@ EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
 
 ## End-to-end: scenarios run live on the simulator, compared with their
 ## expected verdicts; the committed samples analysed again.
-E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
-	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh \
-	tests/e2e/recorder-frames.sh tests/e2e/recorder-dump-failures.sh tests/e2e/cli.sh
+E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario-c3.sh \
+	tests/e2e/scenario-c4.sh tests/e2e/scenario-c5.sh tests/e2e/scenario-c6.sh tests/e2e/scenario-c7.sh \
+	tests/e2e/scenario-c8.sh tests/e2e/scenario-c9.sh tests/e2e/scenario-c10.sh tests/e2e/scenario-c11.sh \
+	tests/e2e/scenario-c12.sh tests/e2e/scenario-c13.sh tests/e2e/scenario-variants.sh \
+	tests/e2e/corrupt-input.sh tests/e2e/analyze-options.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
+	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh tests/e2e/recorder-frames.sh \
+	tests/e2e/recorder-dump-failures.sh \
+	tests/e2e/cli.sh
 TESTS += $(E2E_TESTS)
+# C11 needs a stalled link and proxy progress in the dumps, which do not exist
+# yet: it runs, and is expected to fail until they do.
+XFAIL_TESTS += tests/e2e/scenario-c11.sh
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh
 EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	tests/scenarios/README.md $(wildcard $(srcdir)/tests/scenarios/*.scn) \
 	$(wildcard $(srcdir)/tests/scenarios/*.expected.json)
 AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
 DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh
+
+## Sanitizer builds (--enable-sanitizers[=thread]): each test runs under
+## tests/sanitizer-run.sh, which collects the sanitizer reports of every
+## process the test starts and fails the test when there are any.
+if SANITIZERS
+LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/sanitizer-run.sh
+endif
+EXTRA_DIST += tests/sanitizer-run.sh tests/tsan.supp

@@ -51,7 +51,7 @@ const frz_record *fa_comm_record(const fa_analysis *a, const fa_comm *c, uint64_
     if (m->rank < 0) continue;
     const frz_record *rec = fa_member_record(a, m, seq);
     if (!rec) continue;
-    if (m->state == FA_MEMBER_WAITING) return rec;
+    if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD) return rec;
     if (!any) any = rec;
   }
   return any;
@@ -164,7 +164,6 @@ static void find_ahead(fa_comm *c)
 
 int fa_align_comm(fa_analysis *a, fa_comm *c)
 {
-  (void)a;
   if (!c->npresent) return 0;
   effective_completion(c);
   int64_t lo = INT64_MAX, hi = -1, last = INT64_MAX;
@@ -186,9 +185,12 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
     if (m->rank < 0) continue;
+    const frz_record *at = fa_member_record(a, m, (uint64_t)s);
     if (m->last_enqueued < s) {
       m->state = FA_MEMBER_LAGGING;
       c->nlagging++;
+    } else if (m->last_completed >= s && at && fa_is_teardown(at->op)) {
+      m->state = FA_MEMBER_IDLE; /* it left the comm: not part of the stuck op */
     } else if (m->last_completed >= s) {
       m->state = FA_MEMBER_PASSED;
       c->npassed++;
@@ -263,5 +265,6 @@ int fa_run(fa_analysis *a)
         fa_ring_links(a, c))
       return -1;
   }
+  if (fa_frames_progress(a) || fa_stragglers(a)) return -1;
   return fa_verdict_build(a);
 }

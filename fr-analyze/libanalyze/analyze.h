@@ -70,6 +70,8 @@ typedef struct fa_rank {
   uint32_t first_frame, nframes; /* fa_analysis.frames[first_frame ..], frame order */
   int32_t wait_comm;   /* comm index where this rank waits (stuck collective or
                           pending p2p) in its latest frame; -1 none */
+  uint64_t progress;   /* ops completed between its first and latest frame */
+  int64_t clock_offset_ns; /* estimated offset of its host's clock (0 reference) */
 } fa_rank;
 
 /* ---- the model: communicators -------------------------------------------- */
@@ -196,6 +198,25 @@ typedef struct fa_ranks {
   uint32_t n;
 } fa_ranks;
 
+/* A rank that arrives late at completed collectives, consistently. */
+typedef struct fa_straggler {
+  int32_t rank;          /* global rank */
+  uint32_t ops;          /* completed collectives compared */
+  uint32_t late_ops;     /* of those, where it arrived FA_LATE_NS or more after the median */
+  int64_t mean_late_ns;  /* mean lateness behind the median arrival */
+  int64_t max_late_ns;
+} fa_straggler;
+
+/* A rank is late at an op when it arrives this long after the median. */
+#define FA_LATE_NS INT64_C(20000000)
+
+/* The clock offset of one host relative to the host of the lowest rank. */
+typedef struct fa_host_clock {
+  char host[FRZ_HOST_MAX];
+  int64_t offset_ns;     /* its clock minus the reference host's */
+  uint32_t nranks, samples;
+} fa_host_clock;
+
 typedef struct fa_verdict {
   fa_status status;
   char *summary;             /* one sentence */
@@ -209,6 +230,10 @@ typedef struct fa_verdict {
   uint32_t nlinks;
   fa_wait_step *cycle;       /* deadlock cycle; NULL none */
   uint32_t ncycle;
+  fa_straggler *stragglers;  /* consistently late ranks, latest first */
+  uint32_t nstragglers;
+  fa_ranks progressed;       /* ranks whose later frames show progress */
+  uint8_t frames_progress;   /* several frames, and every rank with several progressed */
 } fa_verdict;
 
 /* ---- the analysis ---------------------------------------------------------- */
@@ -230,6 +255,8 @@ typedef struct fa_analysis {
   fa_comm *comms;            /* sorted by comm id */
   uint32_t ncomms;
   fa_verdict verdict;
+  fa_host_clock *hosts;      /* one per host name, clock offsets estimated */
+  uint32_t nhosts;
   int ran;                   /* fa_run was called */
   uint32_t next_unnamed;     /* counter for dumps added without a name */
 } fa_analysis;
@@ -265,6 +292,20 @@ int fa_exit_status(const fa_analysis *a);
 
 /* The human report: a short verdict, then details.  Returns 0 or -1 (errno). */
 int fa_report_text(const fa_analysis *a, FILE *out);
+
+/* Options of the human report. */
+typedef struct fa_text_opts {
+  int color;            /* ANSI colours on the verdict */
+  int has_comm;         /* details only for comm `comm` */
+  uint64_t comm;
+  int32_t rank;         /* details only for comms this global rank is in; -1 all */
+} fa_text_opts;
+
+int fa_report_text_opts(const fa_analysis *a, FILE *out, const fa_text_opts *opts);
+
+/* The ranks an orchestrator could evict (the stragglers, or the lagging,
+ * ahead and dead ranks of a hang), sorted.  Returns 0 or -1. */
+int fa_exclude_list(const fa_analysis *a, fa_ranks *out);
 
 /* The analysis as a JSON document (formats/analysis-json.md).  Returns a
  * malloc'd NUL-terminated string ending in a newline, or NULL. */

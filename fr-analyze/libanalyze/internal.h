@@ -38,7 +38,15 @@ int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles
 int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergence */
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
 int fa_ring_links(fa_analysis *a, fa_comm *c);     /* analyze.c: inferred edges */
+int fa_frames_progress(fa_analysis *a);    /* straggler.c: progress between frames */
+int fa_stragglers(fa_analysis *a);         /* straggler.c: clock skew, late ranks */
 int fa_verdict_build(fa_analysis *a);      /* verdict.c */
+
+/* Is op a comm teardown (CommDestroy, CommFinalize, CommAbort)? */
+static inline int fa_is_teardown(unsigned op)
+{
+  return op == FRZ_OP_CommDestroy || op == FRZ_OP_CommFinalize || op == FRZ_OP_CommAbort;
+}
 
 /* Comm-rank -> global-rank of a member, -1 unknown. */
 static inline int32_t fa_global_of(const fa_comm *c, int32_t comm_rank)

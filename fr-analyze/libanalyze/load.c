@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "input.h"
 #include "internal.h"
 
 /* The file every rank polls to know that a dump was requested; not a dump. */
@@ -62,6 +63,9 @@ void fa_free(fa_analysis *a)
   fa_ranks_free(&v->ahead);
   free(v->links);
   free(v->cycle);
+  free(v->stragglers);
+  fa_ranks_free(&v->progressed);
+  free(a->hosts);
   free(a);
 }
 
@@ -166,7 +170,7 @@ static int add_file(fa_analysis *a, const char *path)
   frz_error e;
   memset(&d, 0, sizeof d);
   memset(&e, 0, sizeof e);
-  frz_status st = frz_read_file(path, &d, &e);
+  frz_status st = fa_read_dump_file(path, &d, &e); /* frz, or PyTorch FR (input.c) */
   if (st == FRZ_E_NOMEM) return -1;
   if (st != FRZ_OK) {
     int has_off = st != FRZ_E_IO && st != FRZ_E_INVALID;

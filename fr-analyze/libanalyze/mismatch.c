@@ -154,7 +154,7 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
         any = 1;
       }
     if (!any) break;
-    uint32_t n = 0;
+    uint32_t n = 0, teardown = 0;
     int differs = 0;
     fa_sig ref = {0, -1, 0, 0, 0};
     for (uint32_t i = 0; i < nc; i++) {
@@ -165,8 +165,12 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
       if (n == 0) ref = sg;
       else if (!differs) differs = sig_cmp(&sg, &ref) != 0;
       at[n++] = (at_seq){sg, k->comm_rank, rec->state == FRZ_STATE_COMPLETED};
+      if (fa_is_teardown(rec->op)) teardown++;
       while (k->pos < k->len && k->recs[k->ix[k->pos]].seq == s) k->pos++;
     }
+    /* some members left the comm where others go on: those are ahead
+     * (analyze.c), not calling something else; nothing later aligns */
+    if (teardown && teardown < n) break;
     if (!differs) continue;
     if (!c->has_mismatch) {
       c->has_mismatch = 1;

@@ -11,6 +11,12 @@
 
 /* Comm sizes and world sizes above this are taken as damaged headers. */
 #define FA_MAX_RANKS (1 << 24)
+/* Seqs past this are not believed (a real job never gets near it) and are
+ * clamped, so seq + 1 never overflows. */
+#define FA_SEQ_MAX ((int64_t)1 << 62)
+/* Comm ranks a process may hold (CommInitAll cliques): bounds the size a
+ * comm may claim against the processes of the job. */
+#define FA_RANKS_PER_PROCESS 64
 
 /* Add a problem built from a format string. */
 static int problemf(fa_analysis *a, const char *file, const char *fmt, ...)
@@ -312,14 +318,17 @@ static void fill_member(const fa_analysis *a, fa_member *m)
   const fa_frame *f = &a->frames[m->frame];
   const frz_comm *fc = &f->dump.comms[m->entry];
   const fa_slice *sl = &f->coll[m->entry];
-  m->first_retained = (int64_t)(fc->first_retained_seq > INT64_MAX ? INT64_MAX
-                                                                   : fc->first_retained_seq);
+  m->first_retained = (int64_t)(fc->first_retained_seq > (uint64_t)FA_SEQ_MAX
+                                    ? FA_SEQ_MAX
+                                    : fc->first_retained_seq);
   m->last_enqueued = fc->last_enqueued_seq < -1 ? -1 : fc->last_enqueued_seq;
   m->last_completed = fc->last_completed_seq < -1 ? -1 : fc->last_completed_seq;
+  if (m->last_enqueued > FA_SEQ_MAX) m->last_enqueued = FA_SEQ_MAX;
+  if (m->last_completed > FA_SEQ_MAX) m->last_completed = FA_SEQ_MAX;
   m->tracked = 1;
   if (sl->len) {
     const frz_record *last = &f->dump.records[f->idx[sl->start + sl->len - 1]];
-    if (last->seq <= INT64_MAX && (int64_t)last->seq > m->last_enqueued)
+    if (last->seq <= (uint64_t)FA_SEQ_MAX && (int64_t)last->seq > m->last_enqueued)
       m->last_enqueued = (int64_t)last->seq;
     /* untracked: completion unknown (lifecycle records say their own state) */
     uint32_t untracked = 0;
@@ -363,6 +372,9 @@ static void infer_globals(const fa_analysis *a, fa_comm *c)
     int64_t g = base + stride * r;
     if (m->rank >= 0 || g < 0 || g >= FA_MAX_RANKS) continue;
     if (a->world_size >= 0 && g >= a->world_size) continue;
+    /* a rank that dumped is not a member without a dump (its entry for this
+     * comm was rejected: out of range, or a comm rank claimed twice) */
+    if (fa_find_rank(a, (int32_t)g) >= 0) continue;
     m->global_rank = (int32_t)g;
     m->global_inferred = 1;
   }
@@ -394,6 +406,15 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     }
   }
   if (size < 0) size = maxr + 1;
+  /* a size no evidence backs (a few hundred bytes may claim 2^24 ranks) */
+  int64_t procs = a->world_size > (int32_t)a->nranks ? a->world_size : (int64_t)a->nranks;
+  if (size > 0 && (int64_t)size > procs * FA_RANKS_PER_PROCESS + 1024) {
+    if (problemf(a, a->frames[cl[0].frame].name,
+                 "comm %s: claims %d ranks, far more than the job's %lld processes; ignored", hex,
+                 size, (long long)procs))
+      return -1;
+    return 1;
+  }
   if (size <= 0 || size > FA_MAX_RANKS) {
     if (problemf(a, a->frames[cl[0].frame].name, "comm %s: no usable size; ignored", hex))
       return -1;

@@ -219,6 +219,40 @@ static cJSON *cycle_arr(jctx *j)
   return arr;
 }
 
+/* Consistently late ranks, latest first. */
+static cJSON *stragglers_arr(jctx *j)
+{
+  const fa_verdict *v = &j->a->verdict;
+  cJSON *arr = chk(j, cJSON_CreateArray());
+  for (uint32_t i = 0; i < v->nstragglers; i++) {
+    const fa_straggler *s = &v->stragglers[i];
+    cJSON *o = chk(j, cJSON_CreateObject());
+    add(j, o, "rank", num(j, s->rank));
+    add(j, o, "late_ops", num(j, s->late_ops));
+    add(j, o, "ops", num(j, s->ops));
+    add(j, o, "mean_late_ms", num(j, (double)(s->mean_late_ns / 1000) / 1000.0));
+    add(j, o, "max_late_ms", num(j, (double)(s->max_late_ns / 1000) / 1000.0));
+    push(j, arr, o);
+  }
+  return arr;
+}
+
+/* Hosts and their estimated clock offsets. */
+static cJSON *clocks_arr(jctx *j)
+{
+  const fa_analysis *a = j->a;
+  cJSON *arr = chk(j, cJSON_CreateArray());
+  for (uint32_t i = 0; i < a->nhosts; i++) {
+    cJSON *o = chk(j, cJSON_CreateObject());
+    add(j, o, "host", str(j, a->hosts[i].host));
+    add(j, o, "ranks", num(j, a->hosts[i].nranks));
+    add(j, o, "offset_ms", num(j, (double)(a->hosts[i].offset_ns / 1000) / 1000.0));
+    add(j, o, "samples", num(j, a->hosts[i].samples));
+    push(j, arr, o);
+  }
+  return arr;
+}
+
 static cJSON *verdict_obj(jctx *j)
 {
   const fa_analysis *a = j->a;
@@ -241,7 +275,9 @@ static cJSON *verdict_obj(jctx *j)
   add(j, o, "mismatch",
       mismatch_obj(j, v->mismatch_comm >= 0 ? &a->comms[v->mismatch_comm] : NULL, 1));
   add(j, o, "cycle", cycle_arr(j));
-  add(j, o, "stragglers", chk(j, cJSON_CreateArray()));
+  add(j, o, "stragglers", stragglers_arr(j));
+  add(j, o, "progressed_ranks", ranks(j, &v->progressed));
+  add(j, o, "frames_progress", chk(j, cJSON_CreateBool(v->frames_progress)));
   return o;
 }
 
@@ -252,13 +288,12 @@ static cJSON *member_obj(jctx *j, const fa_member *m)
   add(j, o, "global_rank", opt(j, m->global_rank));
   add(j, o, "state", str(j, fa_member_state_name(m->state)));
   if (m->global_inferred) add(j, o, "global_rank_inferred", chk(j, cJSON_CreateTrue()));
-  if (m->rank >= 0) {
-    add(j, o, "file", str(j, j->a->frames[m->frame].name));
-    add(j, o, "first_retained_seq", opt(j, m->first_retained));
-    add(j, o, "last_enqueued_seq", opt(j, m->last_enqueued));
-    add(j, o, "last_completed_seq", opt(j, m->last_completed));
-    add(j, o, "completion_tracked", chk(j, cJSON_CreateBool(m->tracked)));
-  }
+  /* a member without a dump: its file is absent, its seqs null */
+  if (m->rank >= 0) add(j, o, "file", str(j, j->a->frames[m->frame].name));
+  add(j, o, "first_retained_seq", opt(j, m->rank >= 0 ? m->first_retained : -1));
+  add(j, o, "last_enqueued_seq", opt(j, m->rank >= 0 ? m->last_enqueued : -1));
+  add(j, o, "last_completed_seq", opt(j, m->rank >= 0 ? m->last_completed : -1));
+  add(j, o, "completion_tracked", chk(j, cJSON_CreateBool(m->rank >= 0 && m->tracked)));
   return o;
 }
 
@@ -298,6 +333,7 @@ static cJSON *input_obj(jctx *j)
   for (uint32_t i = 0; found && i < a->nranks; i++) push(j, found, num(j, a->ranks[i].global_rank));
   add(j, o, "ranks_found", found);
   add(j, o, "ranks_missing", ranks(j, &a->ranks_missing));
+  add(j, o, "hosts", clocks_arr(j));
   cJSON *probs = chk(j, cJSON_CreateArray());
   for (uint32_t i = 0; probs && i < a->nproblems; i++) {
     const fa_problem *p = &a->problems[i];

@@ -37,14 +37,15 @@ static void op_at(FILE *o, const fa_analysis *a, const fa_comm *c, uint64_t seq)
 }
 
 /* " (1048576 x float32, sum)" for a collective record. */
-static void op_args(FILE *o, const frz_record *r)
+static int op_args(FILE *o, const frz_record *r)
 {
   unsigned kind = r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
-  if (kind != FRZ_KIND_COLL) return;
+  if (kind != FRZ_KIND_COLL) return 0;
   fprintf(o, " (%llu x %s", (unsigned long long)r->count, frz_dtype_name(r->dtype));
   if (r->redop != 255) fprintf(o, ", %s", frz_redop_name(r->redop));
   if (r->peer >= 0) fprintf(o, ", root %d", r->peer);
   fputc(')', o);
+  return 1;
 }
 
 /* One link in a list. */
@@ -73,7 +74,8 @@ static void links_text(FILE *o, const fa_link *ls, uint32_t n)
       fprintf(o, ", and %u more", n - i);
       break;
     }
-    if (i) fputs(", ", o);
+    /* p2p links are long: one a line, under the first */
+    if (i) fputs(ls[i].p2p || ls[i - 1].p2p ? ",\n                  " : ", ", o);
     link_text(o, &ls[i]);
   }
 }
@@ -102,8 +104,8 @@ static int mismatch_text(FILE *o, const fa_comm *c, const char *indent)
     char sig[160];
     fprintf(o, "%s%s %s: %s", indent, r.n == 1 ? "rank " : "ranks", rset(&r, buf),
             fa_sig_text(&g->sig, sig, sizeof sig));
-    fprintf(o, "%s%s\n", g->completed ? ", completed" : "",
-            (int32_t)i == mm->culprit ? "  <- the minority" : "");
+    fprintf(o, "%s%s\n", g->completed ? " done" : "",
+            (int32_t)i == mm->culprit ? " <- culprit" : "");
     fa_ranks_free(&r);
   }
   if (mm->culprit < 0) fprintf(o, "%sno single culprit (no minority group)\n", indent);
@@ -127,13 +129,83 @@ static void field_list(FILE *o, unsigned f)
 
 /* ---- the verdict ---------------------------------------------------------------- */
 
-static int verdict_text(FILE *o, const fa_analysis *a)
+/* Text wrapped at blanks to lines of at most 80 columns, each indented by
+ * `indent` spaces (a word longer than a line stays whole). */
+static void wrapped(FILE *o, const char *text, int indent)
+{
+  const int width = 80 - indent;
+  while (*text) {
+    int n = (int)strlen(text), cut = n;
+    if (n > width) {
+      cut = width;
+      while (cut > 0 && text[cut] != ' ') cut--;
+      if (cut == 0) cut = (int)strcspn(text, " ");
+    }
+    fprintf(o, "%*s%.*s\n", indent, "", cut, text);
+    text += cut;
+    while (*text == ' ') text++;
+  }
+}
+
+/* The ANSI colour of a status: red for a problem, yellow for a straggler,
+ * green when healthy. */
+static const char *status_color(fa_status s)
+{
+  switch (s) {
+  case FA_STATUS_HEALTHY: return "\033[1;32m";
+  case FA_STATUS_STRAGGLER:
+  case FA_STATUS_INCONCLUSIVE: return "\033[1;33m";
+  default: return "\033[1;31m";
+  }
+}
+
+/* One line on the quality of the data behind the verdict. */
+static void data_line(FILE *o, const fa_analysis *a)
+{
+  uint32_t multi = 0, expected = a->nranks + a->ranks_missing.n;
+  for (uint32_t i = 0; i < a->nranks; i++)
+    if (a->ranks[i].nframes > 1) multi++;
+  fprintf(o, "  data:           %u of %u ranks dumped", a->nranks, expected);
+  if (multi) fprintf(o, ", %u with several frames", multi);
+  if (a->nproblems) fprintf(o, "; %u input problem%s (below)", a->nproblems, a->nproblems == 1 ? "" : "s");
+  int64_t skew = 0;
+  for (uint32_t i = 0; i < a->nhosts; i++) {
+    int64_t d = a->hosts[i].offset_ns < 0 ? -a->hosts[i].offset_ns : a->hosts[i].offset_ns;
+    if (d > skew) skew = d;
+  }
+  if (a->nhosts > 1) fprintf(o, "; %u hosts, clocks %lld ms apart", a->nhosts, (long long)(skew / 1000000));
+  fputc('\n', o);
+}
+
+/* "6 (late at 30 of 30 ops, 200 ms late on average)" for the first few. */
+static void stragglers_line(FILE *o, const fa_verdict *v)
+{
+  fputs("  stragglers:     ", o);
+  if (!v->nstragglers) fputs("none", o);
+  for (uint32_t i = 0; i < v->nstragglers && i < 3; i++)
+    fprintf(o, "%s%d (late at %u of %u ops, +%lld ms)", i ? ", " : "", v->stragglers[i].rank,
+            v->stragglers[i].late_ops, v->stragglers[i].ops,
+            (long long)(v->stragglers[i].mean_late_ns / 1000000));
+  if (v->nstragglers > 3) fprintf(o, ", and %u more", v->nstragglers - 3);
+  fputc('\n', o);
+}
+
+static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
 {
   const fa_verdict *v = &a->verdict;
   char buf[RANKSET_LEN], hex[17], safe[4096];
-  fprintf(o, "verdict: %s\n", fa_status_name(v->status));
-  fprintf(o, "  %s\n", fa_sanitize(v->summary ? v->summary : "", safe, sizeof safe));
-  if (v->status == FA_STATUS_HEALTHY || v->status == FA_STATUS_INCONCLUSIVE) return 0;
+  if (opt->color) fprintf(o, "verdict: %s%s\033[0m\n", status_color(v->status), fa_status_name(v->status));
+  else fprintf(o, "verdict: %s\n", fa_status_name(v->status));
+  wrapped(o, fa_sanitize(v->summary ? v->summary : "", safe, sizeof safe), 2);
+  if (v->status == FA_STATUS_HEALTHY || v->status == FA_STATUS_INCONCLUSIVE) {
+    data_line(o, a);
+    return 0;
+  }
+  if (v->status == FA_STATUS_STRAGGLER) {
+    stragglers_line(o, v);
+    data_line(o, a);
+    return 0;
+  }
   fprintf(o, "  lagging ranks:  %s\n", rset(&v->lagging, buf));
   if (v->ahead.n) fprintf(o, "  ahead ranks:    %s\n", rset(&v->ahead, buf));
   fprintf(o, "  root cause:     %s\n", rset(&v->root_cause, buf));
@@ -152,16 +224,17 @@ static int verdict_text(FILE *o, const fa_analysis *a)
     op_at(o, a, c, c->stuck_seq);
     fprintf(o, " on comm %s", fa_hex(c->id, hex));
     const frz_record *r = fa_comm_record(a, c, c->stuck_seq);
-    if (r) op_args(o, r);
     fa_ranks w, m;
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) return -1;
     if (fa_comm_missing(c, &m)) {
       fa_ranks_free(&w);
       return -1;
     }
-    fprintf(o, "\n                  waiting %s", rset(&w, buf));
+    fputs("\n                 ", o);
+    if (r && op_args(o, r)) fputc(',', o);
+    fprintf(o, " waiting %s", rset(&w, buf));
     fprintf(o, "; missing %s", rset(&m, buf));
-    if (c->nno_dump) fprintf(o, " (%u without a dump)", c->nno_dump);
+    if (c->nno_dump) fprintf(o, " (%u no dump)", c->nno_dump);
     fputc('\n', o);
     fa_ranks_free(&w);
     fa_ranks_free(&m);
@@ -175,7 +248,7 @@ static int verdict_text(FILE *o, const fa_analysis *a)
   if (v->ncycle) {
     fputs("  cycle:          ", o);
     for (uint32_t i = 0; i < v->ncycle; i++)
-      fprintf(o, "%s%d -[%s seq %llu]-> %d", i ? ", " : "", v->cycle[i].rank,
+      fprintf(o, "%s%d -[%s seq %llu]-> %d", i ? ",\n                  " : "", v->cycle[i].rank,
               fa_hex(a->comms[v->cycle[i].comm].id, hex), (unsigned long long)v->cycle[i].seq,
               v->cycle[i].waits_for);
     fputc('\n', o);
@@ -190,6 +263,8 @@ static int verdict_text(FILE *o, const fa_analysis *a)
   } else {
     fputs("none\n", o);
   }
+  if (v->nstragglers) stragglers_line(o, v);
+  data_line(o, a);
   return 0;
 }
 
@@ -327,13 +402,32 @@ static void input_text(FILE *o, const fa_analysis *a)
   }
 }
 
+/* Does comm c pass the --comm and --rank filters? */
+static int shown(const fa_comm *c, const fa_text_opts *opt)
+{
+  if (opt->has_comm && c->id != opt->comm) return 0;
+  if (opt->rank < 0) return 1;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].global_rank == opt->rank) return 1;
+  return 0;
+}
+
 int fa_report_text(const fa_analysis *a, FILE *o)
 {
-  if (verdict_text(o, a)) return -1;
+  fa_text_opts opt = {0, 0, 0, -1};
+  return fa_report_text_opts(a, o, &opt);
+}
+
+int fa_report_text_opts(const fa_analysis *a, FILE *o, const fa_text_opts *opt)
+{
+  if (verdict_text(o, a, opt)) return -1;
   if (a->ncomms) {
-    fprintf(o, "\ncommunicators: %u\n", a->ncomms);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a->ncomms; i++) n += (uint32_t)shown(&a->comms[i], opt);
+    if (n == a->ncomms) fprintf(o, "\ncommunicators: %u\n", a->ncomms);
+    else fprintf(o, "\ncommunicators: %u (%u shown)\n", a->ncomms, n);
     for (uint32_t i = 0; i < a->ncomms; i++)
-      if (comm_text(o, a, &a->comms[i])) return -1;
+      if (shown(&a->comms[i], opt) && comm_text(o, a, &a->comms[i])) return -1;
   }
   fputc('\n', o);
   input_text(o, a);

@@ -147,13 +147,14 @@ static int free_rank(const fa_analysis *a, int32_t b, int32_t ci)
   return k < 0 || a->ranks[k].wait_comm < 0 || a->ranks[k].wait_comm == ci;
 }
 
-/* Is comm ci, blocked, where the hang starts? */
+/* Is comm ci, blocked, where the hang starts: everyone its waiters wait for
+ * is free (or dead)?  When some of them wait elsewhere, the chain goes on. */
 static int is_root(const fa_analysis *a, int32_t ci, const fa_ranks *bl, uint32_t unknown)
 {
-  if (a->comms[ci].nahead || unknown) return 1;
+  if (a->comms[ci].nahead || (unknown && !bl->n)) return 1;
   for (uint32_t i = 0; i < bl->n; i++)
-    if (free_rank(a, bl->v[i], ci)) return 1;
-  return 0;
+    if (!free_rank(a, bl->v[i], ci)) return 0;
+  return 1;
 }
 
 /* Is comm x a better explanation than comm y (more waiters, larger, lower id)? */
@@ -325,6 +326,26 @@ static int say_mismatch(const fa_analysis *a, sbuf *b)
   return 0;
 }
 
+/* "; rank 1 had exited (its last dump was written at exit)" when ranks of r
+ * wrote their latest dump on the way out. */
+static int say_exited(const fa_analysis *a, const fa_ranks *r, sbuf *b)
+{
+  fa_ranks ex = {NULL, 0};
+  uint32_t cap = 0;
+  char p[200];
+  for (uint32_t i = 0; i < r->n; i++) {
+    int32_t k = fa_find_rank(a, r->v[i]);
+    if (k >= 0 && fa_rank_latest(a, &a->ranks[k])->dump.process.trigger == FRZ_TRIGGER_EXIT &&
+        fa_ranks_push(&ex, &cap, r->v[i]))
+      return -1;
+  }
+  if (ex.n)
+    sb_printf(b, "; %s had exited (%s last dump was written at exit)",
+              ranks_phrase(&ex, p, sizeof p), ex.n == 1 ? "its" : "their");
+  fa_ranks_free(&ex);
+  return 0;
+}
+
 /* The hang part of the summary, for the chosen comm. */
 static int say_hang(const fa_analysis *a, sbuf *b)
 {
@@ -379,7 +400,7 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&w, p1, sizeof p1), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
               nl == 1 ? "" : "s");
   }
-  rc = 0;
+  rc = say_exited(a, &v->lagging, b);
 out:
   fa_ranks_free(&w);
   fa_ranks_free(&o);
@@ -410,6 +431,20 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
   }
 }
 
+/* "no hang: rank 6 is a straggler (last at 30 of 30 collectives, 201 ms
+ * late on average); every rank progressed between frames" */
+static void say_straggler(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  char p[200];
+  const fa_straggler *s = &v->stragglers[0];
+  sb_printf(b, "no hang: rank %d is a straggler (late at %u of %u collectives, %lld ms late on average)",
+            s->rank, s->late_ops, s->ops, (long long)(s->mean_late_ns / 1000000));
+  if (v->nstragglers > 1) sb_printf(b, ", and %u more", v->nstragglers - 1);
+  if (v->frames_progress)
+    sb_printf(b, "; %s progressed between frames", ranks_phrase(&v->progressed, p, sizeof p));
+}
+
 /* The one-sentence summary. */
 static int summarize(fa_analysis *a)
 {
@@ -435,8 +470,12 @@ static int summarize(fa_analysis *a)
         }
     break;
   case FA_STATUS_HEALTHY:
-    sb_printf(&b, "no hang found: every operation enqueued on %u communicator%s completed on every rank",
-              a->ncomms, a->ncomms == 1 ? "" : "s");
+    if (v->frames_progress)
+      sb_printf(&b, "no hang found: %s progressed between frames (slow at worst, not hung)",
+                ranks_phrase(&v->progressed, p, sizeof p));
+    else
+      sb_printf(&b, "no hang found: every operation enqueued on %u communicator%s completed on every rank",
+                a->ncomms, a->ncomms == 1 ? "" : "s");
     if (a->ranks_missing.n)
       sb_printf(&b, "; %s left no dump", ranks_phrase(&a->ranks_missing, p, sizeof p));
     break;
@@ -452,10 +491,17 @@ static int summarize(fa_analysis *a)
     }
     break;
   case FA_STATUS_HANG:
-  case FA_STATUS_STRAGGLER:
     if (say_hang(a, &b)) goto oom;
     break;
+  case FA_STATUS_STRAGGLER:
+    say_straggler(a, &b);
+    break;
   }
+  if (v->progressed.n && !v->frames_progress &&
+      (v->status == FA_STATUS_HANG || v->status == FA_STATUS_MISMATCH ||
+       v->status == FA_STATUS_DEADLOCK))
+    sb_printf(&b, "; %s progressed between frames (slow, not hung)",
+              ranks_phrase(&v->progressed, p, sizeof p));
   sb_printf(&b, ".");
   if (b.oom) goto oom;
   v->summary = b.s;
@@ -514,6 +560,9 @@ int fa_verdict_build(fa_analysis *a)
     if (a->comms[ci].has_mismatch) v->mismatch_comm = (int32_t)ci;
   if (v->comm >= 0 && a->comms[v->comm].has_mismatch) v->mismatch_comm = v->comm;
 
+  /* every rank seen in several frames moved on: slow, not hung */
+  int slow = v->frames_progress && !v->cycle && v->mismatch_comm < 0;
+  if (slow) v->comm = -1;
   uint32_t cap_r = 0, cap_a = 0;
   if (v->comm >= 0 && !v->cycle) {
     const fa_comm *c = &a->comms[v->comm];
@@ -540,6 +589,9 @@ int fa_verdict_build(fa_analysis *a)
       }
     }
   }
+  if (v->comm < 0 && !v->cycle && v->mismatch_comm < 0)
+    for (uint32_t i = 0; i < v->nstragglers; i++)
+      if (fa_ranks_push(&v->root_cause, &cap_r, v->stragglers[i].rank)) return -1;
   fa_ranks_sort(&v->root_cause);
 
   int untracked = 0;
@@ -549,8 +601,29 @@ int fa_verdict_build(fa_analysis *a)
   else if (v->mismatch_comm >= 0) v->status = FA_STATUS_MISMATCH;
   else if (v->cycle) v->status = FA_STATUS_DEADLOCK;
   else if (v->comm >= 0) v->status = FA_STATUS_HANG;
+  else if (v->nstragglers) v->status = FA_STATUS_STRAGGLER;
+  else if (slow) v->status = FA_STATUS_HEALTHY;
   else if (untracked || a->ranks_missing.n) v->status = FA_STATUS_INCONCLUSIVE;
   else v->status = FA_STATUS_HEALTHY;
   if (collect_links(a)) return -1;
   return summarize(a);
+}
+
+int fa_exclude_list(const fa_analysis *a, fa_ranks *out)
+{
+  const fa_verdict *v = &a->verdict;
+  uint32_t cap = 0;
+  out->v = NULL;
+  out->n = 0;
+  if (v->status == FA_STATUS_STRAGGLER)
+    for (uint32_t i = 0; i < v->nstragglers; i++)
+      if (fa_ranks_push(out, &cap, v->stragglers[i].rank)) return -1;
+  if (v->status == FA_STATUS_HANG) {
+    for (uint32_t i = 0; i < v->lagging.n; i++)
+      if (fa_ranks_push(out, &cap, v->lagging.v[i])) return -1;
+    for (uint32_t i = 0; i < v->ahead.n; i++)
+      if (fa_ranks_push(out, &cap, v->ahead.v[i])) return -1;
+  }
+  fa_ranks_sort(out);
+  return 0;
 }

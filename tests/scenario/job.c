@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -266,7 +267,7 @@ static void job_call_nccl(struct job *j, int idx, const struct sc_op *op, const 
 static void job_actions_text(unsigned act, char *buf, size_t size)
 {
   static const char *names[] = { "stop", "skip", "exit", "crash", "extra", "count", "dtype",
-                                 "redop", "root", "peer", "coll", "sleep", "swap" };
+                                 "redop", "root", "peer", "coll", "sleep", "swap", "trigger" };
   size_t used = 0;
   buf[0] = '\0';
   for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -284,6 +285,31 @@ static int job_faults_at(const struct job *j, int step, int idx, const struct sc
       out[n++] = f;
   }
   return n;
+}
+
+/* Asks every rank to dump, as `fr-dump --trigger` does: creates
+ * $FR_DUMP_DIR/TRIGGER (the first one wins). */
+static void job_trigger(const struct job *j, int step)
+{
+  const char *dir = getenv("FR_DUMP_DIR");
+  char path[4096], line[256];
+  if (!dir || !*dir)
+    job_fatal(2, "fault 'trigger' needs FR_DUMP_DIR");
+  snprintf(path, sizeof path, "%s/TRIGGER", dir);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int n = snprintf(line, sizeof line, "flightrec-trigger v1 rank=%d time_ns=%llu reason=scenario step %d\n",
+                   j->grank, (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
+                   step);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST)
+      return;
+    job_fatal(1, "cannot create %s: %s", path, strerror(errno));
+  }
+  if (write(fd, line, (size_t)n) != n)
+    job_fatal(1, "cannot write %s: %s", path, strerror(errno));
+  close(fd);
 }
 
 /* Runs body op idx of a step on this rank, faults first. */
@@ -307,6 +333,8 @@ static void job_run_op(struct job *j, int step, int idx, const struct sc_fault *
     fprintf(stderr, "rank %d: step %d op %d (%s:%d): fault: %s\n", j->grank, step, idx + 1, j->sc.file,
             op->line, text);
   }
+  if (act & SC_F_TRIGGER)
+    job_trigger(j, step);
   if (act & SC_F_CRASH) {
     fflush(NULL);
     raise(SIGKILL);
@@ -399,10 +427,26 @@ static void job_teardown(struct job *j)
   sc_free(&j->sc);
 }
 
+/* The launcher's per-rank instructions, one a line: "env R NAME=VALUE",
+ * "post R empty-dump|remove-dump", "wait exit". */
+static void job_print_launch(const struct scenario *sc)
+{
+  for (int r = 0; r < sc->world; r++) {
+    for (int i = 0; i < sc->nenv; i++)
+      if (sc->env[i].per_rank && sc_set_has(&sc->env[i].ranks, r))
+        printf("env %d %s\n", r, sc->env[i].assign);
+    for (int i = 0; i < sc->nposts; i++)
+      if (sc_set_has(&sc->posts[i].ranks, r))
+        printf("post %d %s\n", r, sc->posts[i].action == SC_POST_EMPTY_DUMP ? "empty-dump" : "remove-dump");
+  }
+  if (sc->wait_exit)
+    printf("wait exit\n");
+}
+
 static void job_usage(void)
 {
   fprintf(stderr, "usage: fr-scenario-job [-v] SCENARIO\n"
-                  "       fr-scenario-job --print-world|--print-env|--print-time-limit SCENARIO\n");
+                  "       fr-scenario-job --print-world|--print-env|--print-time-limit|--print-launch SCENARIO\n");
   exit(2);
 }
 
@@ -415,7 +459,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
       j.verbose = 1;
     else if (!strcmp(argv[i], "--print-world") || !strcmp(argv[i], "--print-env") ||
-             !strcmp(argv[i], "--print-time-limit"))
+             !strcmp(argv[i], "--print-time-limit") || !strcmp(argv[i], "--print-launch"))
       print = argv[i];
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
       job_usage();
@@ -433,9 +477,12 @@ int main(int argc, char **argv)
       printf("%d\n", j.sc.world);
     else if (!strcmp(print, "--print-time-limit"))
       printf("%ld\n", j.sc.time_limit);
+    else if (!strcmp(print, "--print-launch"))
+      job_print_launch(&j.sc);
     else
       for (int i = 0; i < j.sc.nenv; i++)
-        printf("%s\n", j.sc.env[i].assign);
+        if (!j.sc.env[i].per_rank)
+          printf("%s\n", j.sc.env[i].assign);
     sc_free(&j.sc);
     return 0;
   }

@@ -312,6 +312,7 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       else if (!strcmp(tok[i], "exit")) f.actions |= SC_F_EXIT;
       else if (!strcmp(tok[i], "crash")) f.actions |= SC_F_CRASH;
       else if (!strcmp(tok[i], "extra")) f.actions |= SC_F_EXTRA;
+      else if (!strcmp(tok[i], "trigger")) f.actions |= SC_F_TRIGGER;
       else if (!strcmp(tok[i], "stall-link"))
         return sc_error(c, "fault 'stall-link' is not supported yet");
       else
@@ -369,7 +370,7 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
     }
   }
   if (!f.actions)
-    return sc_error(c, "fault without an action (stop skip exit crash extra sleep= count= dtype= "
+    return sc_error(c, "fault without an action (stop skip exit crash extra trigger sleep= count= dtype= "
                     "redop= root= peer= coll= swap=)");
   if (!has_rank)
     return sc_error(c, "fault needs rank=SEL");
@@ -391,14 +392,27 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
   return 0;
 }
 
+/* env [rank=SEL] NAME=VALUE */
 static int sc_parse_env(struct sc_ctx *c, char **tok, int n)
 {
   static const char *reserved[] = {
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "FR_DUMP_DIR", "FR_SIM_BOOTSTRAP_DIR",
     "FR_JOB_ID", "LD_PRELOAD", "LD_LIBRARY_PATH",
   };
+  struct sc_env e;
+  memset(&e, 0, sizeof e);
+  char *k, *v;
+  if (n == 3 && sc_kv(tok[1], &k, &v) && (!strcmp(k, "rank") || !strcmp(k, "ranks"))) {
+    if (!c->sc->world)
+      return sc_error(c, "'world N' must come before a per-rank env line");
+    if (sc_set_parse(c, k, v, c->sc->world, &e.ranks) != 0)
+      return -1;
+    e.per_rank = 1;
+    tok[1] = tok[2];
+    n = 2;
+  }
   if (n != 2 || !strchr(tok[1], '=') || tok[1][0] == '=')
-    return sc_error(c, "usage: env NAME=VALUE");
+    return sc_error(c, "usage: env [rank=SEL] NAME=VALUE");
   size_t len = strcspn(tok[1], "=");
   for (size_t i = 0; i < len; i++)
     if (!(isalnum((unsigned char)tok[1][i]) || tok[1][i] == '_') || isdigit((unsigned char)tok[1][0]))
@@ -406,8 +420,30 @@ static int sc_parse_env(struct sc_ctx *c, char **tok, int n)
   for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
     if (strlen(reserved[i]) == len && !strncmp(tok[1], reserved[i], len))
       return sc_error(c, "%s is set by the launcher, not by the scenario", reserved[i]);
-  struct sc_env *e = sc_push(&c->sc->env, &c->sc->nenv, sizeof *e);
-  e->assign = strdup(tok[1]);
+  e.assign = strdup(tok[1]);
+  *(struct sc_env *)sc_push(&c->sc->env, &c->sc->nenv, sizeof e) = e;
+  return 0;
+}
+
+/* post rank=SEL empty-dump|remove-dump */
+static int sc_parse_post(struct sc_ctx *c, char **tok, int n)
+{
+  struct sc_post p;
+  memset(&p, 0, sizeof p);
+  char *k, *v;
+  if (n != 3 || !sc_kv(tok[1], &k, &v) || (strcmp(k, "rank") && strcmp(k, "ranks")))
+    return sc_error(c, "usage: post rank=SEL empty-dump|remove-dump");
+  if (!c->sc->world)
+    return sc_error(c, "'world N' must come before 'post'");
+  if (sc_set_parse(c, k, v, c->sc->world, &p.ranks) != 0)
+    return -1;
+  if (!strcmp(tok[2], "empty-dump"))
+    p.action = SC_POST_EMPTY_DUMP;
+  else if (!strcmp(tok[2], "remove-dump"))
+    p.action = SC_POST_REMOVE_DUMP;
+  else
+    return sc_error(c, "unknown post action '%s' (empty-dump, remove-dump)", tok[2]);
+  *(struct sc_post *)sc_push(&c->sc->posts, &c->sc->nposts, sizeof p) = p;
   return 0;
 }
 
@@ -468,6 +504,14 @@ static int sc_parse_line(struct sc_ctx *c, char **tok, int n)
   }
   if (!strcmp(d, "env"))
     return sc_parse_env(c, tok, n);
+  if (!strcmp(d, "post"))
+    return sc_parse_post(c, tok, n);
+  if (!strcmp(d, "wait")) {
+    if (n != 2 || strcmp(tok[1], "exit"))
+      return sc_error(c, "usage: wait exit");
+    sc->wait_exit = 1;
+    return 0;
+  }
   if (!strcmp(d, "comm"))
     return sc_parse_comm(c, tok, n);
   if (!strcmp(d, "fault"))
@@ -588,6 +632,7 @@ void sc_free(struct scenario *sc)
     free(cm->key_of);
   }
   free(sc->env);
+  free(sc->posts);
   free(sc->comms);
   free(sc->ops);
   free(sc->faults);

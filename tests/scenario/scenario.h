@@ -75,7 +75,7 @@ enum {
   SC_F_STOP = 1 << 0, SC_F_SKIP = 1 << 1, SC_F_EXIT = 1 << 2, SC_F_CRASH = 1 << 3,
   SC_F_EXTRA = 1 << 4, SC_F_COUNT = 1 << 5, SC_F_DTYPE = 1 << 6, SC_F_REDOP = 1 << 7,
   SC_F_ROOT = 1 << 8, SC_F_PEER = 1 << 9, SC_F_COLL = 1 << 10, SC_F_SLEEP = 1 << 11,
-  SC_F_SWAP = 1 << 12
+  SC_F_SWAP = 1 << 12, SC_F_TRIGGER = 1 << 13
 };
 
 struct sc_fault {
@@ -96,6 +96,16 @@ struct sc_fault {
 
 struct sc_env {
   char *assign;                 /* "NAME=VALUE" */
+  int per_rank;                 /* only for the ranks of `ranks` */
+  struct sc_set ranks;
+};
+
+/* What run-scenario does to a rank's dumps after the run. */
+enum sc_post_action { SC_POST_EMPTY_DUMP, SC_POST_REMOVE_DUMP };
+
+struct sc_post {
+  struct sc_set ranks;
+  enum sc_post_action action;
 };
 
 struct scenario {
@@ -104,7 +114,9 @@ struct scenario {
   int steps;
   int step_sync;
   long time_limit;              /* seconds; 0 = the launcher's default */
-  int nenv, ncomms, nops, nfaults;
+  int wait_exit;                /* the launcher waits for every rank to exit */
+  int nenv, ncomms, nops, nfaults, nposts;
+  struct sc_post *posts;
   struct sc_env *env;
   struct sc_comm *comms;
   struct sc_op *ops;

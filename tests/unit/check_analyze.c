@@ -1102,6 +1102,7 @@ START_TEST(test_scale)
     d.process.global_rank = r;
     d.process.world_size = N;
     snprintf(d.process.job_id, sizeof d.process.job_id, "big");
+    snprintf(d.process.host, sizeof d.process.host, "node%03d", r / 8);
     d.ncomms = 1;
     d.comms = calloc(1, sizeof *d.comms);
     d.comms[0] = (frz_comm){.comm_id = WORLD, .nranks = N, .rank = r, .split_color = -1};
@@ -1111,7 +1112,8 @@ START_TEST(test_scale)
     for (uint64_t k = 0; k < n; k++)
       d.records[k] = (frz_record){.id = k, .comm_id = WORLD, .seq = k, .count = 1, .peer = -1,
                                   .op = FRZ_OP_AllReduce, .kind = FRZ_KIND_COLL, .dtype = 7,
-                                  .state = k + 1 == OPS ? FRZ_STATE_STARTED : FRZ_STATE_COMPLETED};
+                                  .state = k + 1 == OPS ? FRZ_STATE_STARTED : FRZ_STATE_COMPLETED,
+                                  .t_enqueue_ns = T0 + k * DT, .t_complete_ns = T0 + k * DT + DT / 2};
     d.comms[0].last_enqueued_seq = (int64_t)n - 1;
     d.comms[0].last_completed_seq = OPS - 2;
     d.comms[0].next_seq = n;
@@ -1120,8 +1122,144 @@ START_TEST(test_scale)
   ck_assert_int_eq(fa_run(a), 0);
   RANKS_EQ(&a->verdict.lagging, 1234);
   ck_assert_uint_eq(comm_of(a, WORLD)->nwaiting, N - 1);
+  ck_assert_uint_eq(a->nhosts, N / 8);
+  ck_assert_uint_eq(a->verdict.nstragglers, 0);
   free(fa_report_json(a));
   fa_free(a);
+}
+END_TEST
+
+
+/* Ranks late at every op are ranked by lateness; a rank late once is not a
+ * straggler. */
+START_TEST(test_straggler_ranking)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 20);
+  for (uint64_t k = 0; k < j->nrec[6]; k++) j->rec[6][k].t_enqueue_ns += 50 * DT;
+  for (uint64_t k = 0; k < j->nrec[3]; k++) j->rec[3][k].t_enqueue_ns += 30 * DT;
+  j->rec[1][5].t_enqueue_ns += 100 * DT;
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_STRAGGLER);
+  ck_assert_uint_eq(v->nstragglers, 2);
+  ck_assert_int_eq(v->stragglers[0].rank, 6);
+  ck_assert_int_eq(v->stragglers[1].rank, 3);
+  ck_assert_uint_ge(v->stragglers[0].late_ops, 15);
+  ck_assert(v->stragglers[0].mean_late_ns > v->stragglers[1].mean_late_ns);
+  RANKS_NONE(&v->lagging);
+  fa_ranks ex;
+  ck_assert_int_eq(fa_exclude_list(a, &ex), 0);
+  ck_assert_uint_eq(ex.n, 2);
+  fa_ranks_free(&ex);
+  ck_assert_int_eq(fa_exit_status(a), 1);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* A host whose wall clock is 5 s ahead: the offset is estimated from the
+ * completions and nobody is called late for it. */
+START_TEST(test_clock_skew)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 12);
+  for (int r = 4; r < 8; r++) j->proc[r].anchor_realtime_ns += 5000 * DT;
+  fa_analysis *a = analyse(j);
+  ck_assert_uint_eq(a->nhosts, 2);
+  ck_assert_int_eq(a->hosts[1].offset_ns, (int64_t)(5000 * DT));
+  ck_assert_uint_eq(a->verdict.nstragglers, 0);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HEALTHY);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* The wait-for chain: ranks 0-2 wait in world for 3-5; 3 and 5 wait in a
+ * split comm for 4, which is in no NCCL op: the root is rank 4 there. */
+START_TEST(test_chain_root)
+{
+  job *j = job_new(6);
+  job_world(j, WORLD);
+  for (int r = 3; r < 6; r++) job_comm(j, r, 0x77, 3, r - 3);
+  run(j, 0, 5, WORLD, 4);
+  run(j, 3, 5, 0x77, 4);
+  for (int r = 0; r < 3; r++) step(j, r, WORLD, FRZ_STATE_STARTED);
+  step(j, 3, 0x77, FRZ_STATE_STARTED);
+  step(j, 5, 0x77, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  ck_assert_int_eq(a->comms[v->comm].id, 0x77);
+  RANKS_EQ(&v->lagging, 4);
+  RANKS_EQ(&v->root_cause, 4);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* Two frames per rank, the later one further on: slow, not hung. */
+START_TEST(test_frames_progress_not_hung)
+{
+  char *dir = temp_dir();
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 8);
+  step(j, 0, WORLD, FRZ_STATE_STARTED);
+  step(j, 1, WORLD, FRZ_STATE_STARTED);
+  write_job(j, dir);
+  job_free(j);
+  j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 12);
+  for (int r = 0; r < 3; r++) step(j, r, WORLD, FRZ_STATE_STARTED);
+  for (int r = 0; r < 4; r++) {
+    j->proc[r].frame = 1;
+    j->proc[r].trigger = FRZ_TRIGGER_FRAME;
+  }
+  write_job(j, dir);
+  job_free(j);
+  fa_analysis *a = fa_new();
+  ck_assert_int_eq(fa_add_path(a, dir), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  const fa_verdict *v = &a->verdict;
+  ck_assert(v->frames_progress);
+  ck_assert_uint_eq(v->progressed.n, 4);
+  ck_assert_int_eq(v->status, FA_STATUS_HEALTHY);
+  ck_assert(has_substr(v->summary, "progressed between frames"));
+  fa_free(a);
+  remove_dir(dir);
+  free(dir);
+}
+END_TEST
+
+/* A teardown cycle: rank 0 finalizes comm A, which waits for rank 1's part of
+ * A, while rank 1 waits in comm B for rank 0. */
+START_TEST(test_teardown_cycle)
+{
+  job *j = job_new(2);
+  for (int r = 0; r < 2; r++) {
+    job_comm(j, r, 0xa, 2, r);
+    job_comm(j, r, 0xb, 2, r);
+  }
+  run(j, 0, 1, 0xa, 3);
+  run(j, 0, 1, 0xb, 3);
+  life(j, 0, 0xa, FRZ_OP_CommFinalize, 0);
+  frz_record *fin = &j->rec[0][j->nrec[0] - 1];
+  fin->state = FRZ_STATE_STARTED;
+  fin->t_complete_ns = 0;
+  find_comm(j, 0, 0xa)->last_completed_seq = (int64_t)fin->seq - 1;
+  coll(j, 1, 0xb, FRZ_OP_AllReduce, 16, 7, 0, -1, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_DEADLOCK);
+  ck_assert_uint_eq(v->ncycle, 2);
+  RANKS_EQ(&v->root_cause, 0, 1);
+  ck_assert(has_substr(v->summary, "CommFinalize"));
+  fa_free(a);
+  job_free(j);
 }
 END_TEST
 
@@ -1150,6 +1288,11 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_newest_job_wins);
   tcase_add_test(t, test_lone_dump_inconclusive);
   tcase_add_test(t, test_scale);
+  tcase_add_test(t, test_straggler_ranking);
+  tcase_add_test(t, test_clock_skew);
+  tcase_add_test(t, test_chain_root);
+  tcase_add_test(t, test_teardown_cycle);
+  tcase_add_test(t, test_frames_progress_not_hung);
   suite_add_tcase(s, t);
   TCase *u = tcase_create("helpers");
   tcase_add_test(u, test_format_ranks);

@@ -1,0 +1,106 @@
+/* pytorch_io.c — the file side of the PyTorch Flight Recorder import:
+ * reading a file, telling pickle from JSON, the rank in a file name. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pytorch_fr.h"
+#include "pyval.h"
+
+frz_pt_form frz_pytorch_sniff(const void *buf, size_t len)
+{
+  const unsigned char *p = buf;
+  if (len >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5) return FRZ_PT_PICKLE;
+  size_t i = 0;
+  if (len >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf) i = 3; /* UTF-8 BOM */
+  while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
+  return i < len && p[i] == '{' ? FRZ_PT_JSON : FRZ_PT_NONE;
+}
+
+long frz_pytorch_rank_from_name(const char *path)
+{
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t n = strlen(base);
+  const char *dot = strrchr(base, '.');
+  if (dot && dot > base) { /* ".pickle", ".json": an extension has no digits */
+    int digits = 0;
+    for (const char *q = dot + 1; *q; q++)
+      if (*q >= '0' && *q <= '9') digits = 1;
+    if (!digits) n = (size_t)(dot - base);
+  }
+  size_t e = n;
+  while (e > 0 && base[e - 1] >= '0' && base[e - 1] <= '9') e--;
+  if (e == n || n - e > 9) return -1;
+  long v = 0;
+  for (size_t i = e; i < n; i++) v = v * 10 + (base[i] - '0');
+  return v;
+}
+
+frz_status frz_slurp_file(const char *path, size_t max, void **buf, size_t *len, frz_error *err)
+{
+  *buf = NULL;
+  *len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return pv_fail(err, FRZ_E_IO, path, 0, "cannot open: %s", strerror(errno));
+  struct stat st;
+  frz_status rc = FRZ_OK;
+  if (fstat(fd, &st) != 0) {
+    rc = pv_fail(err, FRZ_E_IO, path, 0, "cannot stat: %s", strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    rc = pv_fail(err, FRZ_E_IO, path, 0, "not a regular file");
+  } else if ((uint64_t)st.st_size > max) {
+    rc = pv_fail(err, FRZ_E_IO, path, 0, "file too large (%lld bytes; at most %zu)",
+                 (long long)st.st_size, max);
+  } else {
+    size_t size = (size_t)st.st_size, got = 0;
+    uint8_t *b = malloc(size ? size : 1);
+    if (!b) {
+      rc = pv_fail(err, FRZ_E_NOMEM, path, 0, "out of memory reading %zu bytes", size);
+    } else {
+      while (got < size) {
+        ssize_t k = read(fd, b + got, size - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+          rc = pv_fail(err, FRZ_E_IO, path, got, "read failed: %s", strerror(errno));
+          break;
+        }
+        if (k == 0) break;
+        got += (size_t)k;
+      }
+      if (rc) free(b);
+      else {
+        *buf = b;
+        *len = got;
+      }
+    }
+  }
+  close(fd);
+  return rc;
+}
+
+int frz_input_format_from_name(const char *name)
+{
+  if (strcmp(name, "auto") == 0) return FRZ_INPUT_AUTO;
+  if (strcmp(name, "frz") == 0) return FRZ_INPUT_FRZ;
+  if (strcmp(name, "pytorch") == 0) return FRZ_INPUT_PYTORCH;
+  return -1;
+}
+
+frz_status frz_read_any_file(const char *path, frz_input_format f, frz_dump *out, frz_error *err)
+{
+  if (f == FRZ_INPUT_PYTORCH) return frz_import_pytorch_file(path, out, err);
+  frz_status st = frz_read_file(path, out, err);
+  if (st != FRZ_E_MAGIC || f == FRZ_INPUT_FRZ) return st;
+  frz_error e2;
+  memset(&e2, 0, sizeof e2);
+  frz_status st2 = frz_import_pytorch_file(path, out, &e2);
+  if (st2 == FRZ_E_MAGIC) return st; /* neither: "not a flightrec dump" */
+  if (err) *err = e2;
+  return st2;
+}

@@ -1,0 +1,282 @@
+/* straggler.c — time across ranks: progress between a rank's frames (slow
+ * versus hung), the clock offset of each host (estimated from completions,
+ * which every member of a collective sees at about the same moment), and
+ * the ranks that consistently arrive last at completed collectives. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- frames ---------------------------------------------------------------- */
+
+/* Ops a rank completed between frame `f0` and frame `f1` (same process):
+ * collective seqs per comm, and completed p2p records new in f1. */
+static uint64_t progress_between(const fa_frame *f0, const fa_frame *f1)
+{
+  uint64_t n = 0, max_id = 0;
+  for (uint64_t i = 0; i < f0->dump.nrecords; i++)
+    if (f0->dump.records[i].id > max_id) max_id = f0->dump.records[i].id;
+  for (uint32_t e = 0; e < f1->dump.ncomms; e++) {
+    const frz_comm *c1 = &f1->dump.comms[e];
+    int64_t before = -1;
+    for (uint32_t k = 0; k < f0->dump.ncomms; k++)
+      if (f0->dump.comms[k].comm_id == c1->comm_id && f0->dump.comms[k].rank == c1->rank) {
+        before = f0->dump.comms[k].last_completed_seq;
+        break;
+      }
+    if (c1->last_completed_seq > before) n += (uint64_t)(c1->last_completed_seq - before);
+  }
+  for (uint64_t i = 0; i < f1->dump.nrecords; i++) {
+    const frz_record *r = &f1->dump.records[i];
+    if (r->kind == FRZ_KIND_P2P && r->state == FRZ_STATE_COMPLETED &&
+        (r->id > max_id || f0->dump.nrecords == 0))
+      n++;
+  }
+  return n;
+}
+
+int fa_frames_progress(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  uint32_t cap = 0, multi = 0;
+  for (uint32_t i = 0; i < a->nranks; i++) {
+    fa_rank *r = &a->ranks[i];
+    r->progress = 0;
+    r->clock_offset_ns = 0;
+    if (r->nframes < 2) continue;
+    multi++;
+    r->progress = progress_between(&a->frames[r->first_frame], fa_rank_latest(a, r));
+    if (r->progress && fa_ranks_push(&v->progressed, &cap, r->global_rank)) return -1;
+  }
+  v->frames_progress = multi > 0 && v->progressed.n == multi;
+  return 0;
+}
+
+/* ---- clocks and lateness ------------------------------------------------------ */
+
+static int cmp_i64(const void *x, const void *y)
+{
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* A record's time t (CLOCK_MONOTONIC of its process) on the writer's wall
+ * clock, corrected by its host's estimated offset. */
+static int64_t wall(const fa_analysis *a, const fa_member *m, uint64_t t)
+{
+  const frz_process *p = &a->frames[m->frame].dump.process;
+  return (int64_t)(p->anchor_realtime_ns + (t - p->anchor_monotonic_ns)) -
+         a->ranks[m->rank].clock_offset_ns;
+}
+
+static int cmp_host(const void *x, const void *y, void *ctx)
+{
+  const fa_analysis *a = ctx;
+  uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+  int c = strncmp(fa_rank_latest(a, &a->ranks[i])->dump.process.host,
+                  fa_rank_latest(a, &a->ranks[j])->dump.process.host, FRZ_HOST_MAX);
+  return c ? c : (i > j) - (i < j);
+}
+
+/* a->hosts from the ranks' host names (host[i]: index of rank i's host),
+ * the host of the lowest rank first: it is the clock reference. */
+static int find_hosts(fa_analysis *a, int32_t *host)
+{
+  uint32_t n = a->nranks, *ix = malloc(n * sizeof *ix);
+  a->hosts = calloc(n, sizeof *a->hosts);
+  if (!ix || !a->hosts) {
+    free(ix);
+    return -1;
+  }
+  for (uint32_t i = 0; i < n; i++) ix[i] = i;
+  qsort_r(ix, n, sizeof *ix, cmp_host, a);
+  for (uint32_t k = 0; k < n; k++) {
+    const char *h = fa_rank_latest(a, &a->ranks[ix[k]])->dump.process.host;
+    if (k == 0 || strncmp(h, a->hosts[a->nhosts - 1].host, FRZ_HOST_MAX - 1) != 0) {
+      fa_host_clock *c = &a->hosts[a->nhosts++];
+      memcpy(c->host, h, FRZ_HOST_MAX);
+      c->host[FRZ_HOST_MAX - 1] = '\0';
+    }
+    host[ix[k]] = (int32_t)a->nhosts - 1;
+    a->hosts[a->nhosts - 1].nranks++;
+  }
+  free(ix);
+  /* the reference first: swap the lowest rank's host into slot 0 */
+  int32_t ref = host[0];
+  if (ref != 0) {
+    fa_host_clock t = a->hosts[0];
+    a->hosts[0] = a->hosts[ref];
+    a->hosts[ref] = t;
+    for (uint32_t i = 0; i < n; i++)
+      host[i] = host[i] == ref ? 0 : host[i] == 0 ? ref : host[i];
+  }
+  return 0;
+}
+
+/* The seqs of comm c completed by every member with a dump, and retained by
+ * all of them: [*lo, *hi]; 0 when there are none. */
+static int common_window(const fa_analysis *a, const fa_comm *c, int64_t *lo, int64_t *hi)
+{
+  *lo = 0;
+  *hi = c->last_completed;
+  if (c->npresent < 2 || c->npresent != (uint32_t)c->size) return 0;
+  uint32_t fewest = UINT32_MAX;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->first_retained > *lo) *lo = m->first_retained;
+    uint32_t len = a->frames[m->frame].coll[m->entry].len;
+    if (len < fewest) fewest = len;
+  }
+  /* never more seqs than a member holds records: counters in a hostile or
+   * corrupt dump may claim a window of 2^62 seqs */
+  if (*hi >= *lo && *hi - *lo >= (int64_t)fewest) *hi = *lo + (int64_t)fewest - 1;
+  return *hi >= *lo;
+}
+
+/* Is the record at a seq usable for timing: a completed collective? */
+static const frz_record *timed(const fa_analysis *a, const fa_member *m, int64_t seq)
+{
+  const frz_record *r = fa_member_record(a, m, (uint64_t)seq);
+  if (!r || r->kind != FRZ_KIND_COLL || r->state != FRZ_STATE_COMPLETED || !r->t_enqueue_ns)
+    return NULL;
+  return r;
+}
+
+/* Per host, the median over completed collectives of (mean completion time
+ * of its members - that of the reference host, the host of the lowest rank). */
+static int estimate_clocks(fa_analysis *a, const int32_t *host)
+{
+  uint32_t nh = a->nhosts;
+  int64_t *sum = calloc(nh, sizeof *sum);
+  uint32_t *cnt = calloc(nh, sizeof *cnt), *ns = calloc(nh, sizeof *ns), *caps = calloc(nh, sizeof *caps);
+  int64_t **smp = calloc(nh, sizeof *smp);
+  int rc = -1;
+  if (!sum || !cnt || !ns || !caps || !smp) goto out;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    int64_t lo, hi;
+    if (!common_window(a, c, &lo, &hi)) continue;
+    for (int64_t s = lo; s <= hi; s++) {
+      memset(sum, 0, nh * sizeof *sum);
+      memset(cnt, 0, nh * sizeof *cnt);
+      int64_t base = 0; /* sums relative to the first completion: no overflow */
+      int have_base = 0;
+      for (int32_t r = 0; r < c->size; r++) {
+        const fa_member *m = &c->members[r];
+        const frz_record *rec = timed(a, m, s);
+        if (!rec || !rec->t_complete_ns) continue;
+        int32_t h = host[m->rank];
+        int64_t t = wall(a, m, rec->t_complete_ns);
+        if (!have_base) {
+          base = t;
+          have_base = 1;
+        }
+        sum[h] += (t - base) / 1000;
+        cnt[h]++;
+      }
+      if (!cnt[0]) continue;
+      for (uint32_t h = 1; h < nh; h++) {
+        if (!cnt[h]) continue;
+        if (fa_grow(&smp[h], &caps[h], ns[h] + 1, sizeof **smp)) goto out;
+        smp[h][ns[h]++] = (sum[h] / cnt[h] - sum[0] / cnt[0]) * 1000;
+      }
+    }
+  }
+  for (uint32_t h = 1; h < nh; h++) {
+    a->hosts[h].samples = ns[h];
+    if (!ns[h]) continue;
+    qsort(smp[h], ns[h], sizeof **smp, cmp_i64);
+    a->hosts[h].offset_ns = smp[h][ns[h] / 2];
+  }
+  for (uint32_t i = 0; i < a->nranks; i++) a->ranks[i].clock_offset_ns = a->hosts[host[i]].offset_ns;
+  rc = 0;
+out:
+  for (uint32_t h = 0; smp && h < nh; h++) free(smp[h]);
+  free(smp);
+  free(sum);
+  free(cnt);
+  free(ns);
+  free(caps);
+  return rc;
+}
+
+/* Lateness per rank over every completed collective of every comm. */
+static int lateness(fa_analysis *a, fa_straggler *acc, int64_t *sum)
+{
+  int32_t maxsize = 0;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++)
+    if (a->comms[ci].size > maxsize) maxsize = a->comms[ci].size;
+  int64_t *t = malloc(((size_t)maxsize + 1) * sizeof *t), *sorted = malloc(((size_t)maxsize + 1) * sizeof *t);
+  if (!t || !sorted) {
+    free(t);
+    free(sorted);
+    return -1;
+  }
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    int64_t lo, hi;
+    if (!common_window(a, c, &lo, &hi)) continue;
+    for (int64_t s = lo; s <= hi; s++) {
+      int32_t r;
+      for (r = 0; r < c->size; r++) {
+        const frz_record *rec = timed(a, &c->members[r], s);
+        if (!rec) break;
+        t[r] = sorted[r] = wall(a, &c->members[r], rec->t_enqueue_ns);
+      }
+      if (r < c->size) continue; /* not every member has it: no comparison */
+      qsort(sorted, (size_t)c->size, sizeof *sorted, cmp_i64);
+      int64_t med = sorted[c->size / 2];
+      for (r = 0; r < c->size; r++) {
+        fa_straggler *g = &acc[c->members[r].rank];
+        int64_t late = t[r] - med;
+        g->ops++;
+        if (late > 0) sum[c->members[r].rank] += late;
+        if (late > g->max_late_ns) g->max_late_ns = late;
+        if (late > FA_LATE_NS) g->late_ops++;
+      }
+    }
+  }
+  free(t);
+  free(sorted);
+  return 0;
+}
+
+static int cmp_straggler(const void *x, const void *y)
+{
+  const fa_straggler *a = x, *b = y;
+  if (a->mean_late_ns != b->mean_late_ns) return a->mean_late_ns > b->mean_late_ns ? -1 : 1;
+  return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+int fa_stragglers(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  if (!a->nranks) return 0;
+  int32_t *host = malloc(a->nranks * sizeof *host);
+  fa_straggler *acc = calloc(a->nranks, sizeof *acc);
+  int64_t *sum = calloc(a->nranks, sizeof *sum);
+  int rc = -1;
+  if (!host || !acc || !sum || find_hosts(a, host)) goto out;
+  if (a->nhosts > 1 && estimate_clocks(a, host)) goto out;
+  if (lateness(a, acc, sum)) goto out;
+  v->stragglers = malloc(a->nranks * sizeof *v->stragglers);
+  if (!v->stragglers) goto out;
+  /* consistently late: behind the median by more than FA_LATE_NS at half the
+   * ops or more */
+  for (uint32_t i = 0; i < a->nranks; i++) {
+    fa_straggler *g = &acc[i];
+    if (g->ops < 2 || g->late_ops * 2 < g->ops) continue;
+    g->rank = a->ranks[i].global_rank;
+    g->mean_late_ns = sum[i] / g->ops;
+    v->stragglers[v->nstragglers++] = *g;
+  }
+  qsort(v->stragglers, v->nstragglers, sizeof *v->stragglers, cmp_straggler);
+  rc = 0;
+out:
+  free(host);
+  free(acc);
+  free(sum);
+  return rc;
+}

@@ -1,0 +1,124 @@
+#!/bin/bash
+# run-bench.sh — `make bench`: measure what the recorder costs and print one
+# table with the goal beside each figure (README, "Recorder overhead").
+# Run by `make bench` with tests/testenv.sh sourced (FR_BUILDDIR, FR_PRELOAD).
+#
+#  1. Added time per intercepted call: tests/bench/fr-bench times ncclX (the
+#     recorder's wrapper when preloaded) against pncclX (straight into NCCL)
+#     in the same process, alternating, REPS repetitions of ITERS calls; NCCL
+#     is tests/bench's libnccl.so.2, whose calls return at once.  With
+#     completion tracking off (FR_TRACK_COMPLETION=0) and on (the simulator's
+#     libcuda events, two per call).  The same program without the preload
+#     gives the cost of a bare call.  Also the cost of FR_BACKTRACE=8 (a
+#     stack per record), tracking off.
+#  2. Dump of a full ring: tests/bench/fr-bench-dump fills the default ring
+#     (16,384 records) with a training-step mix of calls on three
+#     communicators, then signals itself (SIGUSR2) and times until the dump
+#     file is renamed into place (inotify); bytes per record from the file's
+#     size and the records read back from it.
+#  3. Peak memory: VmHWM of fr-bench after 20,480 calls (and, with the
+#     recorder, one dump), without and with the preload.
+#
+# Knobs (environment): FR_BENCH_ITERS (calls per repetition, tracking off;
+# default 2000000), FR_BENCH_TRACK_ITERS (tracking on, and FR_BACKTRACE;
+# default 100000), FR_BENCH_REPS (default 11), FR_BENCH_DUMPS (dumps timed;
+# default 7).
+set -u
+
+: "${FR_BUILDDIR:?run through make bench}"
+bench="$FR_BUILDDIR/tests/bench"
+out="$FR_BUILDDIR/bench-out"
+iters=${FR_BENCH_ITERS:-2000000}
+track_iters=${FR_BENCH_TRACK_ITERS:-100000}
+reps=${FR_BENCH_REPS:-11}
+ndumps=${FR_BENCH_DUMPS:-7}
+nops=20480   # more than the default ring's 16,384 records: the ring is full
+
+rm -rf "$out" && mkdir -p "$out" || exit 1
+# Every run: no hang timeout and no trigger file (nothing but the measured
+# dumps may write); the recorder's defaults otherwise.
+export FR_TIMEOUT_SEC=0 FR_TRIGGER_FILE=0 FR_JOB_ID=bench
+unset FR_BUFFER_ENTRIES FR_POLL_MS FR_DISABLE FR_TRACK_COMPLETION
+
+fail() { echo "run-bench: $*" >&2; exit 1; }
+
+# field NAME LINE: the value of NAME=... in LINE.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+preloaded() { env LD_PRELOAD="$FR_PRELOAD" "$@"; }
+
+echo "run-bench: timing calls ($reps x $iters calls, tracking on: $reps x $track_iters) ..." >&2
+declare -A res
+for op in AllReduce Send; do
+  res[$op.none]=$(env -u LD_PRELOAD "$bench/fr-bench" calls $op "$iters" "$reps") || fail "fr-bench calls $op"
+  res[$op.off]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=0 preloaded "$bench/fr-bench" calls $op "$iters" "$reps") ||
+    fail "fr-bench calls $op (tracking off)"
+  res[$op.on]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=1 preloaded "$bench/fr-bench" calls $op "$track_iters" "$reps") ||
+    fail "fr-bench calls $op (tracking on)"
+  for k in off on; do
+    [ "$(field recorder "${res[$op.$k]}")" = 1 ] || fail "the recorder was not interposed (tracking $k)"
+  done
+done
+
+res[bt]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=0 FR_BACKTRACE=8 \
+  preloaded "$bench/fr-bench" calls AllReduce "$track_iters" "$reps") || fail "fr-bench calls AllReduce (FR_BACKTRACE=8)"
+
+echo "run-bench: filling the ring and timing $ndumps dumps ..." >&2
+mkdir -m 700 "$out/dumps" || exit 1
+dumps=$(FR_DUMP_DIR="$out/dumps" FR_MAX_FRAMES=$ndumps FR_FRAME_INTERVAL_SEC=86400 \
+  preloaded "$bench/fr-bench-dump" "$out/dumps" $nops "$ndumps") || fail "fr-bench-dump"
+dsum=$(grep '^dumps ' <<<"$dumps")
+
+echo "run-bench: peak memory ..." >&2
+rss_none=$(env -u LD_PRELOAD "$bench/fr-bench" rss $nops) || fail "fr-bench rss"
+mkdir -m 700 "$out/rss-off" "$out/rss-on" || exit 1
+rss_off=$(FR_DUMP_DIR="$out/rss-off" FR_TRACK_COMPLETION=0 preloaded "$bench/fr-bench" rss $nops "$out/rss-off") ||
+  fail "fr-bench rss (tracking off)"
+rss_on=$(FR_DUMP_DIR="$out/rss-on" FR_TRACK_COMPLETION=1 preloaded "$bench/fr-bench" rss $nops "$out/rss-on") ||
+  fail "fr-bench rss (tracking on)"
+
+# ---- the table ----
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+echo
+echo "Recorder overhead: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr)"
+case "${FR_SAN_CFLAGS-}" in
+  *sanitize*) echo "WARNING: sanitizer build ($FR_SAN_CFLAGS): these figures do not describe a release build" ;;
+esac
+printf '%-56s %10s %10s   %s\n' "figure" "median" "min" "goal"
+row() { # label median min goal verdict
+  printf '%-56s %10s %10s   %s\n' "$1" "$2" "$3" "$4${5:+ ($5)}"
+}
+verdict() { # value limit
+  awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l) ? "met" : "MISSED" }'
+}
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+for op in AllReduce Send; do
+  n=${res[$op.none]} f=${res[$op.off]} o=${res[$op.on]}
+  row "nccl$op, no recorder (ns/call)" "$(field wrapped_med "$n")" "$(field wrapped_min "$n")" "-"
+  add_med=$(sub "$(field wrapped_med "$f")" "$(field direct_med "$f")")
+  add_min=$(sub "$(field wrapped_min "$f")" "$(field direct_min "$f")")
+  row "nccl$op, added by the recorder, tracking off (ns)" "$add_med" "$add_min" "<= 50" "$(verdict "$add_med" 50)"
+  add_med=$(sub "$(field wrapped_med "$o")" "$(field direct_med "$o")")
+  add_min=$(sub "$(field wrapped_min "$o")" "$(field direct_min "$o")")
+  row "nccl$op, added, tracking on, simulator events (ns)" "$add_med" "$add_min" "-"
+done
+add_med=$(sub "$(field wrapped_med "${res[bt]}")" "$(field direct_med "${res[bt]}")")
+add_min=$(sub "$(field wrapped_min "${res[bt]}")" "$(field direct_min "${res[bt]}")")
+row "ncclAllReduce, added, tracking off, FR_BACKTRACE=8 (ns)" "$add_med" "$add_min" "-"
+rec=$(field records "$dsum")
+ms_med=$(field ms_med "$dsum")
+row "dump of $rec records, signal to file in place (ms)" "$ms_med" "$(field ms_min "$dsum")" "<= 20" \
+  "$(verdict "$ms_med" 20)"
+bpr=$(field bytes_per_record "$dsum")
+row "dump size, bytes per record ($(field bytes "$dsum") bytes)" "$bpr" "" "<= 16" "$(verdict "$bpr" 16)"
+pn=$(field peak_kib "$rss_none") pf=$(field peak_kib "$rss_off") po=$(field peak_kib "$rss_on")
+row "peak RSS, no recorder (KiB)" "$pn" "" "-"
+row "peak RSS added, tracking off, ring full + dump (KiB)" "$((pf - pn))" "" "-"
+row "peak RSS added, tracking on, ring full + dump (KiB)" "$((po - pn))" "" "-"
+echo
+echo "calls: $reps repetitions of $iters calls ($track_iters with tracking on); dumps: $ndumps, the first is frame 0"
+echo "slowest dump: $(field ms_max "$dsum") ms; raw results in $out"
+{
+  for op in AllReduce Send; do printf '%s\n' "${res[$op.none]}" "${res[$op.off]}" "${res[$op.on]}"; done
+  printf '%s\n' "${res[bt]}" "$dumps" "$rss_none" "$rss_off" "$rss_on"
+} >"$out/results.txt"

@@ -1,0 +1,31 @@
+#!/bin/sh
+# fr-analyze's report options on the committed C1 sample: the verdict block
+# fits 80 columns and 15 lines, --color=auto|always|never, --comm and --rank
+# filter the details, --exclude-list prints the ranks to evict.
+. "$FR_SRCDIR/tests/e2e/lib.sh"
+fr_tmpdir
+S="$FR_SRCDIR/samples/c1-rank-stops"
+esc=$(printf '\033')
+
+"$FR_ANALYZE" "$S" >"$FR_TMP/plain"
+sed -n '1,/^$/p' "$FR_TMP/plain" >"$FR_TMP/block"
+[ "$(wc -l <"$FR_TMP/block")" -le 16 ] || fail "verdict block longer than 15 lines"
+! awk 'length > 80' "$FR_TMP/block" | grep -q . || fail "verdict block wider than 80 columns"
+! grep -q "$esc" "$FR_TMP/plain" || fail "colour written to a pipe with --color=auto"
+"$FR_ANALYZE" --color=always "$S" | head -1 | grep -q "$esc" || fail "--color=always wrote no colour"
+! "$FR_ANALYZE" --color=never "$S" | grep -q "$esc" || fail "--color=never wrote colour"
+expect_exit 2 "$FR_ANALYZE" --color=sometimes "$S" 2>/dev/null
+
+comm=$(sed -n 's/^  comm \([0-9a-f]\{16\}\):.*/\1/p' "$FR_TMP/plain")
+[ -n "$comm" ] || fail "no comm in the details"
+"$FR_ANALYZE" --comm="$comm" "$S" | grep -q '^communicators: 1$' || fail "--comm=$comm hid its comm"
+"$FR_ANALYZE" --comm=00000000000000c1 "$S" >"$FR_TMP/comm"
+grep -q '^communicators: 1 (0 shown)$' "$FR_TMP/comm" || fail "--comm did not filter"
+! grep -q '^  comm ' "$FR_TMP/comm" || fail "--comm shows another comm"
+"$FR_ANALYZE" --rank=3 "$S" | grep -q '^communicators: 1$' || fail "--rank=3 hid its comm"
+"$FR_ANALYZE" --rank=99 "$S" | grep -q '^communicators: 1 (0 shown)$' || fail "--rank did not filter"
+expect_exit 2 "$FR_ANALYZE" --comm=xyz "$S" 2>/dev/null
+expect_exit 2 "$FR_ANALYZE" --rank=-1 "$S" 2>/dev/null
+
+[ "$("$FR_ANALYZE" --exclude-list "$S")" = 5 ] || fail "--exclude-list: expected 5"
+echo "analyze-options: ok"

@@ -1,0 +1,71 @@
+#!/bin/sh
+# fr-dump's exports and checks, and the JSON documents against their
+# schemas: the Chrome trace of C1 (ours and PyTorch's) has one process per
+# rank and the stuck op as an unfinished slice on exactly the waiting ranks;
+# --check says ok/bad per file; fr-dump --json and fr-analyze --json validate
+# against formats/dump.schema.json and formats/analysis.schema.json.
+. "$FR_SRCDIR/tests/e2e/lib.sh"
+fr_tmpdir
+cd "$FR_TMP" || exit 99
+TRACE_CHECK="$FR_BUILDDIR/tests/trace-check"
+SCHEMA_CHECK="$FR_BUILDDIR/tests/json-schema-check"
+FIX="$FR_SRCDIR/tests/fixtures/pytorch-fr"
+"$FR_BUILDDIR/tests/unit/check_analyze" --mkdumps dumps > /dev/null || fail "cannot generate the dumps"
+
+# ---- Chrome trace ------------------------------------------------------------------
+expect_exit 0 "$FR_DUMP" --format=chrome-trace -o c1.trace.json dumps/c1
+"$TRACE_CHECK" c1.trace.json 8 "AllReduce seq 37" 0,1,2,3,4,6,7 || fail "C1 trace (frz dumps)"
+expect_exit 0 "$FR_DUMP" --format=chrome-trace -o pt-c1.trace.json "$FIX/c1"
+"$TRACE_CHECK" pt-c1.trace.json 8 "AllReduce seq 73" 0,1,2,3,4,6,7 || fail "C1 trace (PyTorch dumps)"
+# one file: one rank; several directories: one trace
+expect_exit 0 "$FR_DUMP" --format=chrome-trace -o r5.trace.json dumps/c1/job-42-r00005-f0000.frz
+"$TRACE_CHECK" r5.trace.json 1 "AllReduce seq 37" "" || fail "rank 5 alone: no stuck slice expected"
+expect_exit 0 "$FR_DUMP" --format=chrome-trace -o c9.trace.json "$FIX/c9"
+"$TRACE_CHECK" c9.trace.json 3 "Recv from 1 #0" 0 || fail "C9 trace (PyTorch dumps)"
+expect_exit 0 "$FR_DUMP" --format=chrome-trace -o timeout.trace.json "$FIX/h200-timeout"
+"$TRACE_CHECK" timeout.trace.json 1 "AllReduce seq 7" 0 || fail "trace of the real watchdog dump"
+# wall-clock alignment: the PyTorch C1 trace starts at its earliest record
+grep -q '"time_base_realtime_ns":1795989600002000000' pt-c1.trace.json || fail "trace time base"
+# a frame-0 trigger is marked on every rank of our dumps
+[ "$(grep -c '"cat":"hang"' c1.trace.json)" -eq 8 ] || fail "hang marks in the C1 trace"
+
+# ---- --check --------------------------------------------------------------------------
+"$FR_DUMP" --check dumps/c1 "$FIX/c1" "$FIX/h200-1rank" "$FIX/h200-timeout" > check-ok.out 2>&1
+[ $? -eq 0 ] || { cat check-ok.out; fail "--check of good dumps"; }
+[ "$(grep -c ': ok (rank ' check-ok.out)" -eq 19 ] || fail "--check: expected 19 ok lines"
+head -c 300 dumps/c1/job-42-r00000-f0000.frz > truncated.frz
+printf '\200\002}q\000X\377\377\377\177ab' > huge.pickle
+printf 'not a dump\n' > garbage
+"$FR_DUMP" --check dumps/c1/job-42-r00000-f0000.frz truncated.frz huge.pickle garbage > check-bad.out 2>&1
+[ $? -eq 1 ] || fail "--check of bad files: expected exit 1"
+grep -q '^truncated.frz: bad: at byte ' check-bad.out || fail "--check: truncated frz"
+grep -q '^huge.pickle: bad: at byte 5: pickle truncated' check-bad.out || fail "--check: huge pickle string"
+grep -q '^garbage: bad: at byte 0: not a flightrec dump' check-bad.out || fail "--check: garbage"
+grep -q '^dumps/c1/job-42-r00000-f0000.frz: ok' check-bad.out || fail "--check: the good one"
+expect_exit 2 "$FR_DUMP" --check --json dumps/c1
+
+# ---- JSON Schemas ---------------------------------------------------------------------------
+DS="$FR_SRCDIR/formats/dump.schema.json"
+AS="$FR_SRCDIR/formats/analysis.schema.json"
+expect_exit 0 "$FR_DUMP" --json dumps/c1/job-42-r00005-f0000.frz > one.json
+"$SCHEMA_CHECK" "$DS" one.json || fail "fr-dump --json (one file) against the schema"
+expect_exit 0 "$FR_DUMP" --json dumps/c1 > many.json
+"$SCHEMA_CHECK" "$DS" many.json || fail "fr-dump --json (a directory) against the schema"
+expect_exit 0 "$FR_DUMP" --json "$FIX/c10" "$FIX/h200-1rank" > pt.json
+"$SCHEMA_CHECK" "$DS" pt.json || fail "fr-dump --json (PyTorch dumps) against the schema"
+expect_exit 0 "$FR_DUMP" --json dumps/hostile > hostile.json
+"$SCHEMA_CHECK" "$DS" hostile.json || fail "fr-dump --json (hostile dump) against the schema"
+n=0
+for d in dumps/c1 dumps/hostile "$FIX/c1" "$FIX/c2" "$FIX/c5" "$FIX/c9" "$FIX/c10" "$FIX/h200-1rank" "$FIX/h200-timeout" \
+         "$FR_SRCDIR"/samples/*/; do
+  [ -d "$d" ] || continue
+  "$FR_ANALYZE" --json "$d" > analysis.json 2> /dev/null
+  "$SCHEMA_CHECK" "$AS" analysis.json || fail "fr-analyze --json $d against the schema"
+  n=$((n + 1))
+done
+# a document that breaks the contract is caught
+sed 's/"status":[^,]*/"status": "bogus"/' analysis.json > broken.json
+"$SCHEMA_CHECK" "$AS" broken.json > broken.out
+[ $? -eq 1 ] || fail "the schema check accepted a bogus status"
+grep -q 'verdict.status: value not in enum' broken.out || fail "the schema check's message"
+echo "interop exports: ok ($n analyses validated)"

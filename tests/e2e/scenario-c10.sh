@@ -1,0 +1,8 @@
+#!/bin/sh
+# Case C10 of cases.md, live on the simulator: two ranks call all-reduces on comms B and C in opposite orders: a
+# deadlock cycle across communicators.
+. "$FR_SRCDIR/tests/e2e/lib.sh"
+fr_tmpdir
+run_case c10-order-inversion
+grep -q '^verdict: deadlock' "$FR_TMP/run/verdict.txt" || fail "no deadlock in the text verdict"
+echo "c10-order-inversion: ok"

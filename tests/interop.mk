@@ -1,0 +1,21 @@
+# tests/interop.mk: tests of the interoperability parts (issue 7): the
+# PyTorch Flight Recorder importer, fr-dump's exports, the JSON Schemas.
+check_PROGRAMS += tests/unit/check_pytorch
+TESTS += tests/unit/check_pytorch tests/e2e/pytorch-import.sh
+tests_unit_check_pytorch_SOURCES = tests/unit/check_pytorch.c
+tests_unit_check_pytorch_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_pytorch_LDADD = formats/libfrz.la $(UNIT_LIBS)
+EXTRA_DIST += tests/e2e/pytorch-import.sh tests/gen-pytorch-fr.py \
+	tests/fixtures/pytorch-fr/c5.expected.json tests/fixtures/pytorch-fr/README.md \
+	$(wildcard $(srcdir)/tests/fixtures/pytorch-fr/*/*)
+
+## fr-dump's exports and the JSON Schemas in formats/
+noinst_PROGRAMS += tests/trace-check tests/json-schema-check
+tests_trace_check_SOURCES = tests/trace-check.c
+tests_trace_check_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+tests_trace_check_LDADD = $(CJSON_LIBS)
+tests_json_schema_check_SOURCES = tests/json-schema-check.c
+tests_json_schema_check_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+tests_json_schema_check_LDADD = $(CJSON_LIBS) -lm
+TESTS += tests/e2e/interop-exports.sh
+EXTRA_DIST += tests/e2e/interop-exports.sh tests/device/torch_fr_hang.py tests/device/run-fr-hang.sh
