@@ -31,7 +31,7 @@ uint64_t fr_group_id(void) { return group_id; }
 void fr_group_defer(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream) {
   if (!deferred_ops) deferred_ops = calloc(FR_GROUP_MAX, sizeof *deferred_ops);
   if (!deferred_ops || ndeferred >= FR_GROUP_MAX) {
-    __atomic_or_fetch(&s->rec.flags, FRZ_RF_NO_TRACKING, __ATOMIC_RELEASE);
+    fr_rec_flags_set(s, FRZ_RF_NO_TRACKING, 0);
     return;
   }
   deferred_ops[ndeferred++] = (deferred){s, id, c, stream};
@@ -99,7 +99,7 @@ FR_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
     if (!fr_ring_get(&fr_g.ring, d->id)) continue;
     give_back_seq(d);
     d->slot->rec.kind = FRZ_KIND_NONE;
-    __atomic_or_fetch(&d->slot->rec.flags, FRZ_RF_SIMULATED | FRZ_RF_NO_TRACKING, __ATOMIC_RELEASE);
+    fr_rec_flags_set(d->slot, FRZ_RF_SIMULATED | FRZ_RF_NO_TRACKING, 0);
   }
   ndeferred = 0;
   group_id = 0;

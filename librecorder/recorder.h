@@ -132,6 +132,13 @@ FR_HIDDEN fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t
                                 uint64_t count, int dtype, int redop, int peer, int dir,
                                 cudaStream_t stream, void *call_site, uint64_t *id_out);
 FR_HIDDEN void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r);
+/* Set/clear record flags.  Only the thread that made a record changes its
+ * flags (the watchdog only reads them), so a load and a store suffice: no
+ * locked read-modify-write on the hot path. */
+static inline void fr_rec_flags_set(fr_slot *s, uint32_t set, uint32_t clear) {
+  uint32_t f = __atomic_load_n(&s->rec.flags, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->rec.flags, (f | set) & ~clear, __ATOMIC_RELEASE);
+}
 /* Events around a single NCCL call outside a group. */
 FR_HIDDEN void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream);
 FR_HIDDEN void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r);

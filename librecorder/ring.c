@@ -31,10 +31,12 @@ fr_slot *fr_ring_claim(fr_ring *r, uint64_t *id) {
 }
 
 void fr_ring_publish(fr_slot *s, uint64_t id) {
-  /* Only publish if nobody lapped us meanwhile (a later writer wins). */
-  uint64_t expect = 2 * id + 1;
-  atomic_compare_exchange_strong_explicit(&s->ver, &expect, 2 * id + 2,
-                                          memory_order_release, memory_order_relaxed);
+  /* Only publish if nobody lapped us meanwhile (a later writer wins).  A
+   * load and a store, not a locked compare-and-swap on every call: the
+   * window in which a writer a whole ring ahead could slip in between is a
+   * few instructions long. */
+  if (atomic_load_explicit(&s->ver, memory_order_relaxed) == 2 * id + 1)
+    atomic_store_explicit(&s->ver, 2 * id + 2, memory_order_release);
 }
 
 fr_slot *fr_ring_get(fr_ring *r, uint64_t id) {

@@ -69,7 +69,9 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP : 0u), __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
-  if (c) atomic_fetch_add_explicit(&c->nrecords, 1, memory_order_relaxed);
+  if (c) /* informative only: a plain increment (no locked RMW on every call) */
+    atomic_store_explicit(&c->nrecords, atomic_load_explicit(&c->nrecords, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
   if (FR_UNLIKELY(fr_g.bt != NULL)) capture_backtrace(id);
   fr_ring_publish(s, id);
   *id_out = id;
@@ -81,10 +83,10 @@ void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r) {
   __atomic_store_n(&s->rec.result, (int32_t)r, __ATOMIC_RELAXED);
   if (r != ncclSuccess && r != ncclInProgress)
     __atomic_store_n(&s->rec.state, (uint8_t)FRZ_STATE_FAILED, __ATOMIC_RELEASE);
-  __atomic_and_fetch(&s->rec.flags, ~(uint32_t)FRZ_RF_IN_CALL, __ATOMIC_RELEASE);
+  fr_rec_flags_set(s, 0, FRZ_RF_IN_CALL);
 }
 
-static void flag(fr_slot *s, uint32_t f) { __atomic_or_fetch(&s->rec.flags, f, __ATOMIC_RELEASE); }
+static void flag(fr_slot *s, uint32_t f) { fr_rec_flags_set(s, f, 0); }
 
 void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream) {
   if (!fr_g.cfg.track_completion || !fr_cuda_available()) {
