@@ -122,20 +122,27 @@ static void get_str(char *dst, const uint8_t *p, size_t off, size_t size)
 /* ---- errors -------------------------------------------------------------- */
 
 /* Fill `err` (when given) with "NAME: at byte OFF: WHAT" and return `st`. */
-__attribute__((format(printf, 5, 6))) static frz_status
-fail(frz_error *err, frz_status st, const char *name, uint64_t off, const char *fmt, ...)
+frz_status frz_error_vset(frz_error *err, frz_status st, const char *name, uint64_t off,
+                          const char *fmt, va_list ap)
 {
   if (!err)
     return st;
   char what[400];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   err->status = st;
   err->offset = off;
   snprintf(err->msg, sizeof err->msg, "%s: at byte %" PRIu64 ": %s",
            name ? name : MEMORY_NAME, off, what);
+  return st;
+}
+
+__attribute__((format(printf, 5, 6))) static frz_status
+fail(frz_error *err, frz_status st, const char *name, uint64_t off, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  frz_error_vset(err, st, name, off, fmt, ap);
+  va_end(ap);
   return st;
 }
 

@@ -14,6 +14,7 @@
 #ifndef FRZ_H
 #define FRZ_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -233,6 +234,12 @@ typedef struct frz_error {
   uint64_t offset;     /* byte offset in the file where the problem is */
   char msg[512];       /* "FILE: at byte N: what" */
 } frz_error;
+
+/* Fill `err` (when not NULL) with status `st` and the message
+ * "NAME: at byte OFF: <fmt...>" (NAME "<memory>" when NULL); returns st.
+ * For every reader of flightrec's inputs, so errors read alike. */
+frz_status frz_error_vset(frz_error *err, frz_status st, const char *name, uint64_t off,
+                          const char *fmt, va_list ap);
 
 /* ---- writing ----------------------------------------------------------- */
 

@@ -135,15 +135,9 @@ const char *pv_cstr(const pv *v, char *buf, size_t size)
 frz_status pv_fail(frz_error *err, frz_status st, const char *name, uint64_t off,
                    const char *fmt, ...)
 {
-  if (!err) return st;
-  char what[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
+  frz_error_vset(err, st, name, off, fmt, ap);
   va_end(ap);
-  err->status = st;
-  err->offset = off;
-  snprintf(err->msg, sizeof err->msg, "%s: at byte %" PRIu64 ": %s", name ? name : "(memory)",
-           off, what);
   return st;
 }

@@ -59,7 +59,7 @@ done
 : >"$FR_TMP/bad"
 check "zero-length"
 cp "$orig" "$FR_TMP/bad"
-printf 'XXXX' | dd of="$FR_TMP/bad" bs=1 seek=1 conv=notrunc status=none
+printf 'QQQQ' | dd of="$FR_TMP/bad" bs=1 seek=1 conv=notrunc status=none
 check "wrong magic"
 cp "$orig" "$FR_TMP/bad"
 printf '\x63\x00' | dd of="$FR_TMP/bad" bs=1 seek=8 conv=notrunc status=none
