@@ -376,8 +376,8 @@ static job *c1_job(void)
 
 /* The CLI golden set: C1 with a CommSplit into two 4-rank comms (the split
  * is seq 0 of the world comm; its color differs by rank) that ran a few
- * all-gathers each. */
-static job *golden_job(void)
+ * all-gathers each; the waiting ranks left seq 37 in `state`. */
+static job *golden_job_at(unsigned state)
 {
   job *j = job_new(8);
   job_world(j, WORLD);
@@ -395,8 +395,14 @@ static job *golden_job(void)
   }
   run(j, 0, 7, WORLD, 36);
   for (int r = 0; r < 8; r++)
-    if (r != 5) step(j, r, WORLD, FRZ_STATE_STARTED);
+    if (r != 5) step(j, r, WORLD, state);
   return j;
+}
+
+/* The golden C1 job: rank 5 never enters seq 37, the others started it. */
+static job *golden_job(void)
+{
+  return golden_job_at(FRZ_STATE_STARTED);
 }
 
 /* A fresh empty directory under TMPDIR. */
@@ -1314,7 +1320,8 @@ static char *sub_dir(const char *dir, const char *name)
 }
 
 /* DIR/c1: the golden C1 job; DIR/hostile: one dump whose strings carry
- * terminal escape sequences. */
+ * terminal escape sequences; DIR/frames: C1 in two frames (in frame 0 the
+ * waiting ranks had only enqueued seq 37, in frame 1, 2 s later, started). */
 START_TEST(test_mkdumps)
 {
   ck_assert_msg(mkdir(g_mkdumps_dir, 0700) == 0 || errno == EEXIST, "%s: %s", g_mkdumps_dir,
@@ -1331,6 +1338,19 @@ START_TEST(test_mkdumps)
   snprintf(j->proc[0].trigger_text, sizeof j->proc[0].trigger_text, "\033[31mred\302\233");
   write_rank(j, 0, hostile, "hostile\033[1m.frz");
   job_free(j);
+  char *frames = sub_dir(g_mkdumps_dir, "frames");
+  j = golden_job_at(FRZ_STATE_ENQUEUED);
+  write_job(j, frames);
+  job_free(j);
+  j = golden_job();
+  for (int r = 0; r < j->n; r++) {
+    j->proc[r].frame = 1;
+    j->proc[r].trigger = FRZ_TRIGGER_FRAME;
+    j->proc[r].frame_time_ns += 2000 * DT;
+  }
+  write_job(j, frames);
+  job_free(j);
+  free(frames);
   free(c1);
   free(hostile);
 }
