@@ -92,7 +92,7 @@ static void act_root(view *v)
   snprintf(v->msg, sizeof v->msg, "root cause: rank %d", v->a->ranks[ri].global_rank);
 }
 
-static void act_links(view *v)
+void keys_show_links(view *v)
 {
   const fa_verdict *vd = &v->a->verdict;
   if (!vd->nlinks) {
@@ -119,7 +119,7 @@ static void act_links(view *v)
   snprintf(v->msg, sizeof v->msg, "%u missing link(s); Esc clears", vd->nlinks);
 }
 
-static void act_waitfor(view *v)
+void keys_show_waitfor(view *v)
 {
   const fa_analysis *a = v->a;
   const fa_verdict *vd = &a->verdict;
@@ -188,7 +188,7 @@ static const struct key {
   {K_RIGHT, 'L', act_right},   {K_PGUP, 0, act_pgup},         {K_PGDN, 0, act_pgdn},
   {K_HOME, 0, act_home},       {K_END, 0, act_end},           {'[', 0, act_prev_frame},
   {']', 0, act_next_frame},    {'c', 0, act_comm},            {'g', 0, act_stuck},
-  {'r', 0, act_root},          {'l', 0, act_links},           {'w', 0, act_waitfor},
+  {'r', 0, act_root},          {'l', 0, keys_show_links},           {'w', 0, keys_show_waitfor},
   {'/', 0, act_find},          {'f', 0, act_fold},            {'?', 0, act_help},
   {'q', 0, act_quit},          {K_ESC, 0, act_clear},
 };

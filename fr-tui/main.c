@@ -127,6 +127,14 @@ int main(int argc, char **argv)
     v.fold = fold;
     view_rebuild(&v);
   }
+  /* A culprit that is not one rank is shown on the first screen too: a
+   * deadlock's cycle, or the links when no rank is to blame. */
+  const fa_verdict *vd = &a->verdict;
+  if (vd->ncycle)
+    keys_show_waitfor(&v);
+  else if (vd->nlinks && !vd->root_cause.n && !vd->lagging.n)
+    keys_show_links(&v);
+  v.msg[0] = 0;
   if (batch) {
     tgrid g;
     if (grid_init(&g, (int)rows, (int)cols) < 0)

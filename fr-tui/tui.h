@@ -106,6 +106,10 @@ void render(view *v, tgrid *g);
 enum { K_UP = 0x1001, K_DOWN, K_LEFT, K_RIGHT, K_PGUP, K_PGDN, K_HOME, K_END, K_ENTER,
        K_BACKSPACE, K_ESC };
 int keys_handle(view *v, int key);
+/* Show the verdict's missing links / wait-for chain or cycle in the info
+ * lines (keys l and w). */
+void keys_show_links(view *v);
+void keys_show_waitfor(view *v);
 /* The help lines: NULL-terminated. */
 extern const char *const keys_help[];
 

@@ -3,7 +3,9 @@
 # sample, check that the first screen shows the culprit (rank 5), move away,
 # step to the next frame (`]`), jump to the root cause (`r`) and check that
 # rank 5 is selected again and in the detail pane; then find a rank (`/`),
-# fold (`f`), show the help (`?`), the links (`l`) and quit (`q`).
+# fold (`f`), show the help (`?`), the links (`l`), resize, quit (`q`);
+# then step through the frames of a generated two-frame set (`[`, `]`) and
+# the communicators (`c`).
 #
 # Run by `make check`; skipped (77) when tmux is not installed.
 set -u
@@ -114,9 +116,40 @@ keys '?'
 expect help "-- keys (any key closes this help)"
 keys x
 expect help-closed "?:help q:quit"
+# The terminal shrinks (SIGWINCH): the verdict wraps onto a second row.
+tmux -L "$sock" resize-window -t frtui -x 70 -y 24
+expect resized "   ranks 0-4,6-7 wait in it."
 # Quit.
 keys q
 expect quit "fr-tui-exit=0"
+tmux -L "$sock" kill-session -t frtui
+
+# Frames: C1 in two frames; the view opens on the latest (the waiting ranks
+# started seq 37), `[` shows frame 0 (they had only enqueued it), `]` again
+# the latest.
+"$FR_BUILDDIR/tests/unit/check_analyze" --mkdumps dumps >/dev/null || {
+  echo "tui-tmux.sh: cannot generate the dumps" >&2
+  exit 99
+}
+tmux -L "$sock" -f /dev/null new-session -d -s frtui -x 100 -y 30 \
+  "TERM=xterm LC_ALL=C '$FR_TUI' dumps/frames; echo fr-tui-exit=\$?; sleep 30" || exit 99
+expect frames-latest "frame 2/2 (latest) at +2.005 s"
+expect frames-started "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C S"
+keys '['
+expect frames-first "frame 1/2 at +0.005 s"
+expect frames-enqueued "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C E"
+keys '['
+expect frames-at-first "already at the first frame"
+keys ']'
+expect frames-back "frame 2 of 2 (latest)"
+keys c
+expect next-comm "comm 3f1e6a0b94c2d701 (2/3)"
+keys g
+expect not-stuck "this communicator is not stuck"
+keys c c
+expect back-comm "comm 00000000000000c1 (1/3)"
+keys q
+expect frames-quit "fr-tui-exit=0"
 
 echo "tui-tmux.sh: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tui.sh — fr-tui's command line and its batch screens: help and version,
 # usage errors, golden screens of the committed C1 sample and of generated
-# dump sets (C1, C1 in two frames, folded, another communicator), hostile
+# dump sets (C1, C1 in two frames, folded, another communicator, a
+# mismatch, a deadlock cycle), hostile
 # strings sanitised and a corrupt file shown as a problem line.
 #
 # Run by `make check`.  FR_UPDATE_GOLDEN=1 rewrites the goldens in
@@ -115,6 +116,17 @@ contains fold-waiting fold.out "    0-4,6-7 C"
 run split 0 "$FR_TUI" --batch --rows 24 --comm 3f1e6a0b94c2d701 dumps/c1
 golden fr-tui-c1-split.txt split.out
 contains split-comm split.out "comm 3f1e6a0b94c2d701 (2/3)  4 ranks"
+
+# A mismatch: rank 7, the minority, selected at seq 10, marked '!'.
+run mismatch 0 "$FR_TUI" --batch --rows 24 dumps/mismatch
+golden fr-tui-mismatch.txt mismatch.out
+contains mismatch-cell mismatch.out ">         7 C C C C C C C C C C ! C"
+contains mismatch-detail mismatch.out "AllReduce  count 409598  float32"
+
+# A deadlock: the cycle is on the first screen.
+run cycle 0 "$FR_TUI" --batch --rows 24 dumps/cycle
+golden fr-tui-cycle.txt cycle.out
+contains cycle-info cycle.out "  rank 1 waits in comm 000000000000000c seq 0 for rank 0"
 
 # ---- safety -----------------------------------------------------------------------------
 run hostile 0 "$FR_TUI" --batch --rows 24 dumps/hostile
