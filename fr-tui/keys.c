@@ -89,7 +89,7 @@ static void act_root(view *v)
   view_select_rank(v, ri);
   if (v->comm >= 0 && v->a->comms[v->comm].stuck)
     v->sel_seq = (int64_t)v->a->comms[v->comm].stuck_seq;
-  snprintf(v->msg, sizeof v->msg, "root cause: rank %d", v->a->ranks[ri].global_rank);
+  snprintf(v->msg, sizeof v->msg, "root cause: rank %d", view_global(v, ri));
 }
 
 void keys_show_links(view *v)
@@ -211,7 +211,7 @@ const char *const keys_help[] = {
   "q               quit",
   "",
   "cells: C completed  S started  E enqueued  . never reached  ! mismatch",
-  "       F failed  - issued but no longer in the ring  (blank: not a member)",
+  "       F failed  - issued but no longer in the ring  ? no dump (blank: not a member)",
   NULL,
 };
 
@@ -229,11 +229,11 @@ static void prompt_key(view *v, int key)
     if (!n)
       return;
     int32_t g = (int32_t)strtol(v->input, NULL, 10);
-    int32_t ri = fa_find_rank(v->a, g);
+    int32_t ri = view_find(v, g);
     if (ri >= 0 && view_select_rank(v, ri) == 0)
       snprintf(v->msg, sizeof v->msg, "rank %d", g);
     else
-      snprintf(v->msg, sizeof v->msg, "rank %d has no dump", g);
+      snprintf(v->msg, sizeof v->msg, "rank %d is not in the job", g);
   } else if (key == K_ESC) {
     v->prompt = 0;
   }

@@ -92,8 +92,14 @@ static void row_label(const view *v, const trow *row, char *buf, size_t len)
     return;
   }
   for (uint32_t i = 0; i < row->n; i++)
-    gr[i] = v->a->ranks[v->rowranks[row->first + i]].global_rank;
-  /* rowranks are in rank order within a row, and ranks[] by global rank */
+    gr[i] = view_global(v, (int32_t)v->rowranks[row->first + i]);
+  /* fa_format_ranks wants them sorted (missing ranks come after the others) */
+  for (uint32_t i = 1; i < row->n; i++)
+    for (uint32_t k = i; k > 0 && gr[k - 1] > gr[k]; k--) {
+      int32_t t = gr[k];
+      gr[k] = gr[k - 1];
+      gr[k - 1] = t;
+    }
   fa_format_ranks(gr, row->n, buf, len);
   free(gr);
 }
@@ -156,29 +162,29 @@ static void draw_detail(const view *v, tgrid *g, int r0)
     grid_put(g, r0, 0, "-- no rank selected", TA_HEAD);
     return;
   }
-  const fa_analysis *a = v->a;
   const fa_frame *f = view_frame(v, ri);
   int32_t e = view_entry(v, f);
-  int32_t gr = a->ranks[ri].global_rank;
+  int32_t gr = view_global(v, ri);
+  const fa_member *mem = view_member(v, ri);
   int x = grid_printf(g, r0, 0, TA_HEAD, "-- rank %d", gr);
   if (e >= 0)
     x = grid_printf(g, r0, x, TA_HEAD, " (comm rank %d)", f->dump.comms[e].rank);
   x = grid_printf(g, r0, x, TA_HEAD, ", seq %" PRId64 " ", v->sel_seq);
   for (; x < g->cols; x++)
     grid_put(g, r0, x, "-", TA_HEAD);
-  if (!f)
+  if (!f) {
+    if (mem)
+      grid_printf(g, r0 + 1, 0, TA_NEVER, "no dump from this rank: comm rank %d, member: %s", mem->comm_rank,
+                  fa_member_state_name(mem->state));
+    else
+      grid_put(g, r0 + 1, 0, "no dump from this rank; not a member of the communicator", TA_NEVER);
     return;
+  }
   const frz_process *p = &f->dump.process;
   char host[FRZ_HOST_MAX], trig[FRZ_TEXT_MAX];
   tui_clean(p->host, host, sizeof host);
   tui_clean(p->trigger_text, trig, sizeof trig);
-  const char *mstate = "not a member";
-  if (v->comm >= 0) {
-    const fa_comm *c = &a->comms[v->comm];
-    for (int32_t m = 0; m < c->size; m++)
-      if (c->members[m].rank == ri)
-        mstate = fa_member_state_name(c->members[m].state);
-  }
+  const char *mstate = mem ? fa_member_state_name(mem->state) : "not a member";
   grid_printf(g, r0 + 1, 0, TA_NONE, "host %s  pid %u  frame %u (%s)  member: %s", host, p->pid,
               p->frame, frz_trigger_name(p->trigger), mstate);
   if (e < 0) {

@@ -50,7 +50,7 @@ void grid_print(const tgrid *g, FILE *out);
 
 /* One row of the timeline: one rank, or several folded identical ranks. */
 typedef struct trow {
-  uint32_t first, n;   /* view.rowranks[first .. first+n): indices into a->ranks */
+  uint32_t first, n;   /* view.rowranks[first .. first+n): rank indices */
 } trow;
 
 /* The browsing state. */
@@ -83,7 +83,15 @@ int view_rebuild(view *v);
 void view_set_comm(view *v, int32_t comm);
 /* Keep the selection visible. */
 void view_scroll(view *v);
-/* The rank (index into a->ranks) of the selected row; -1 none. */
+/* Rank indices: 0 .. a->nranks-1 index a->ranks (ranks with dumps), then
+ * a->nranks + i is a->ranks_missing.v[i] (expected, no dump). */
+uint32_t view_nranks(const view *v);
+int32_t view_global(const view *v, int32_t ri);
+/* The rank index of global rank g; -1 none. */
+int32_t view_find(const view *v, int32_t g);
+/* The member of the view's comm that rank index ri is; NULL none. */
+const fa_member *view_member(const view *v, int32_t ri);
+/* The rank index of the selected row; -1 none. */
 int32_t view_sel_rank(const view *v);
 /* Select the row holding rank index `ri`; returns 0 or -1 when absent. */
 int view_select_rank(view *v, int32_t ri);
@@ -94,7 +102,7 @@ const fa_frame *view_frame(const view *v, int32_t ri);
 char view_cell(const view *v, int32_t ri, int64_t seq, uint16_t *at);
 /* The comm entry of the view's comm in frame f; -1 none. */
 int32_t view_entry(const view *v, const fa_frame *f);
-/* The root-cause rank (index into a->ranks); -1 none. */
+/* The root-cause rank index; -1 none. */
 int32_t view_culprit(const view *v);
 /* Set the info lines (printf style); NULL clears. */
 void view_info(view *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -6,6 +6,45 @@
 
 #include "tui.h"
 
+uint32_t view_nranks(const view *v)
+{
+  return v->a->nranks + v->a->ranks_missing.n;
+}
+
+int32_t view_global(const view *v, int32_t ri)
+{
+  if (ri < 0 || (uint32_t)ri >= view_nranks(v))
+    return -1;
+  if ((uint32_t)ri < v->a->nranks)
+    return v->a->ranks[ri].global_rank;
+  return v->a->ranks_missing.v[(uint32_t)ri - v->a->nranks];
+}
+
+int32_t view_find(const view *v, int32_t g)
+{
+  int32_t ri = fa_find_rank(v->a, g);
+  if (ri >= 0)
+    return ri;
+  for (uint32_t i = 0; i < v->a->ranks_missing.n; i++)
+    if (v->a->ranks_missing.v[i] == g)
+      return (int32_t)(v->a->nranks + i);
+  return -1;
+}
+
+const fa_member *view_member(const view *v, int32_t ri)
+{
+  if (v->comm < 0 || ri < 0)
+    return NULL;
+  const fa_comm *c = &v->a->comms[v->comm];
+  int32_t g = view_global(v, ri);
+  for (int32_t m = 0; m < c->size; m++) {
+    const fa_member *x = &c->members[m];
+    if ((uint32_t)ri < v->a->nranks ? x->rank == ri : (x->rank < 0 && x->global_rank == g))
+      return x;
+  }
+  return NULL;
+}
+
 const fa_frame *view_frame(const view *v, int32_t ri)
 {
   if (ri < 0 || (uint32_t)ri >= v->a->nranks)
@@ -44,6 +83,13 @@ static int in_minority(const fa_comm *c, int32_t cr)
 char view_cell(const view *v, int32_t ri, int64_t seq, uint16_t *at)
 {
   *at = TA_NONE;
+  if (ri >= 0 && (uint32_t)ri >= v->a->nranks) {
+    /* expected but no dump: a member of this comm is shown as unknown */
+    if (!view_member(v, ri))
+      return ' ';
+    *at = TA_NEVER;
+    return '?';
+  }
   const fa_frame *f = view_frame(v, ri);
   int32_t e = view_entry(v, f);
   if (e < 0 || seq < 0)
@@ -149,7 +195,7 @@ static int same_cells(const view *v, int32_t x, int32_t y)
 int view_rebuild(view *v)
 {
   int32_t keep = view_sel_rank(v);
-  uint32_t n = v->a->nranks;
+  uint32_t n = view_nranks(v);
   free(v->rows);
   free(v->rowranks);
   v->rows = calloc(n ? n : 1, sizeof *v->rows);
@@ -157,9 +203,16 @@ int view_rebuild(view *v)
   if (!v->rows || !v->rowranks)
     return -1;
   v->nrows = 0;
+  /* global rank order: merge the ranks with dumps and the missing ones */
+  uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+  if (!order)
+    return -1;
+  for (uint32_t i = 0, d = 0, m = v->a->nranks; i < n; i++)
+    order[i] = (m >= n || (d < v->a->nranks && view_global(v, (int32_t)d) < view_global(v, (int32_t)m)))
+                   ? d++ : m++;
   if (!v->fold) {
     for (uint32_t i = 0; i < n; i++) {
-      v->rowranks[i] = i;
+      v->rowranks[i] = order[i];
       v->rows[v->nrows++] = (trow){i, 1};
     }
   } else {
@@ -168,14 +221,15 @@ int view_rebuild(view *v)
     if (!group || !rep) {
       free(group);
       free(rep);
+      free(order);
       return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
       uint32_t g = 0;
-      while (g < v->nrows && !same_cells(v, (int32_t)rep[g], (int32_t)i))
+      while (g < v->nrows && !same_cells(v, (int32_t)rep[g], (int32_t)order[i]))
         g++;
       if (g == v->nrows) {
-        rep[g] = i;
+        rep[g] = order[i];
         v->rows[v->nrows++] = (trow){0, 0};
       }
       group[i] = g;
@@ -187,12 +241,13 @@ int view_rebuild(view *v)
       uint32_t k = 0;
       for (uint32_t i = 0; i < n; i++)
         if (group[i] == g)
-          v->rowranks[at + k++] = i;
+          v->rowranks[at + k++] = order[i];
       at += k;
     }
     free(group);
     free(rep);
   }
+  free(order);
   v->sel_row = 0;
   if (keep >= 0)
     view_select_rank(v, keep);
@@ -238,19 +293,19 @@ void view_info(view *v, const char *fmt, ...)
   va_end(ap);
 }
 
-/* The first root-cause rank as an index into a->ranks (lagging, cycle and
+/* The first root-cause rank as a rank index (lagging, cycle and
  * stragglers as fallbacks); -1 none. */
-static int32_t culprit(const fa_analysis *a)
+static int32_t culprit(const view *v)
 {
-  const fa_verdict *vd = &a->verdict;
+  const fa_verdict *vd = &v->a->verdict;
   if (vd->root_cause.n)
-    return fa_find_rank(a, vd->root_cause.v[0]);
+    return view_find(v, vd->root_cause.v[0]);
   if (vd->lagging.n)
-    return fa_find_rank(a, vd->lagging.v[0]);
+    return view_find(v, vd->lagging.v[0]);
   if (vd->ncycle)
-    return fa_find_rank(a, vd->cycle[0].rank);
+    return view_find(v, vd->cycle[0].rank);
   if (vd->nstragglers)
-    return fa_find_rank(a, vd->stragglers[0].rank);
+    return view_find(v, vd->stragglers[0].rank);
   return -1;
 }
 
@@ -268,7 +323,7 @@ int view_init(view *v, const fa_analysis *a)
   view_set_comm(v, comm);
   if (view_rebuild(v) < 0)
     return -1;
-  int32_t ri = culprit(a);
+  int32_t ri = culprit(v);
   if (ri >= 0)
     view_select_rank(v, ri);
   return 0;
@@ -277,7 +332,7 @@ int view_init(view *v, const fa_analysis *a)
 /* The selected rank after jumping to the root cause (keys.c). */
 int32_t view_culprit(const view *v)
 {
-  return culprit(v->a);
+  return culprit(v);
 }
 
 void view_free(view *v)

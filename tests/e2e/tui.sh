@@ -2,7 +2,7 @@
 # tui.sh — fr-tui's command line and its batch screens: help and version,
 # usage errors, golden screens of the committed C1 sample and of generated
 # dump sets (C1, C1 in two frames, folded, another communicator, a
-# mismatch, a deadlock cycle), hostile
+# mismatch, a deadlock cycle, a culprit without a dump), hostile
 # strings sanitised and a corrupt file shown as a problem line.
 #
 # Run by `make check`.  FR_UPDATE_GOLDEN=1 rewrites the goldens in
@@ -127,6 +127,12 @@ contains mismatch-detail mismatch.out "AllReduce  count 409598  float32"
 run cycle 0 "$FR_TUI" --batch --rows 24 dumps/cycle
 golden fr-tui-cycle.txt cycle.out
 contains cycle-info cycle.out "  rank 1 waits in comm 000000000000000c seq 0 for rank 0"
+
+# The culprit left no dump: its row is still there, selected, marked '?'.
+run nodump 0 "$FR_TUI" --batch --rows 24 dumps/nodump
+golden fr-tui-nodump.txt nodump.out
+contains nodump-row nodump.out ">         5 ? ? ?"
+contains nodump-detail nodump.out "no dump from this rank: comm rank 5, member: no_dump"
 
 # ---- safety -----------------------------------------------------------------------------
 run hostile 0 "$FR_TUI" --batch --rows 24 dumps/hostile

@@ -1335,7 +1335,8 @@ static char *sub_dir(const char *dir, const char *name)
 
 /* DIR/c1: the golden C1 job; DIR/hostile: one dump whose strings carry
  * terminal escape sequences; DIR/mismatch: rank 7's count differs at seq
- * 10; DIR/cycle: a two-rank deadlock over two comms; DIR/frames: C1 in two
+ * 10; DIR/cycle: a two-rank deadlock over two comms; DIR/nodump: C1
+ * without rank 5's dump; DIR/frames: C1 in two
  * frames (in frame 0 the waiting ranks had only enqueued seq 37, in frame 1,
  * 2 s later, started). */
 START_TEST(test_mkdumps)
@@ -1363,6 +1364,12 @@ START_TEST(test_mkdumps)
   job_free(j);
   free(mm);
   free(cyc);
+  char *nodump = sub_dir(g_mkdumps_dir, "nodump");
+  j = golden_job();
+  j->absent[5] = 1;
+  write_job(j, nodump);
+  job_free(j);
+  free(nodump);
   char *frames = sub_dir(g_mkdumps_dir, "frames");
   j = golden_job_at(FRZ_STATE_ENQUEUED);
   write_job(j, frames);
