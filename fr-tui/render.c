@@ -104,6 +104,15 @@ static void row_label(const view *v, const trow *row, char *buf, size_t len)
   free(gr);
 }
 
+/* The short label of a row: its ranks when they fit the label column,
+ * else how many. */
+static void row_short_label(const view *v, const trow *row, char *buf, size_t len)
+{
+  row_label(v, row, buf, len);
+  if (strlen(buf) > LABEL_W - 2)
+    snprintf(buf, len, "%u ranks", row->n);
+}
+
 /* Seq labels and the column markers above the cells. */
 static void draw_columns(const view *v, tgrid *g, int r)
 {
@@ -137,7 +146,7 @@ static void draw_rows(const view *v, tgrid *g, int r0, int n)
       break;
     const trow *row = &v->rows[ri];
     char lab[64];
-    row_label(v, row, lab, sizeof lab);
+    row_short_label(v, row, lab, sizeof lab);
     int sel = ri == v->sel_row;
     grid_printf(g, r0 + i, 0, sel ? TA_SELECT : TA_NONE, "%c%10.10s", sel ? '>' : ' ', lab);
     int32_t rank = (int32_t)v->rowranks[row->first];
@@ -170,6 +179,11 @@ static void draw_detail(const view *v, tgrid *g, int r0)
   if (e >= 0)
     x = grid_printf(g, r0, x, TA_HEAD, " (comm rank %d)", f->dump.comms[e].rank);
   x = grid_printf(g, r0, x, TA_HEAD, ", seq %" PRId64 " ", v->sel_seq);
+  if (v->rows[v->sel_row].n > 1) {
+    char all[128];
+    row_label(v, &v->rows[v->sel_row], all, sizeof all);
+    x = grid_printf(g, r0, x, TA_HEAD, "(folded with the same cells: %s) ", all);
+  }
   for (; x < g->cols; x++)
     grid_put(g, r0, x, "-", TA_HEAD);
   if (!f) {

@@ -104,6 +104,7 @@ expect left "Broadcast  count"
 # Fold: the waiting ranks become one row.
 keys f
 expect fold "   0-4,6-7 C C"
+expect fold-detail "(folded with the same cells: 0-4,6-7)"
 keys f
 expect unfold "unfolded: 8 rows"
 # Missing links, wait-for chain.
