@@ -263,12 +263,18 @@ void view_scroll(view *v)
   if (v->nrows && v->sel_row >= v->nrows)
     v->sel_row = v->nrows - 1;
   if (v->page_rows > 0) {
+    /* no blank rows at the bottom while there are rows above */
+    if (v->top_row + (uint32_t)v->page_rows > v->nrows)
+      v->top_row = v->nrows > (uint32_t)v->page_rows ? v->nrows - (uint32_t)v->page_rows : 0;
     if (v->sel_row < v->top_row)
       v->top_row = v->sel_row;
     if (v->sel_row >= v->top_row + (uint32_t)v->page_rows)
       v->top_row = v->sel_row - (uint32_t)v->page_rows + 1;
   }
   if (v->page_cols > 0) {
+    /* no blank columns on the right while there are seqs to the left (after a resize) */
+    if (v->first_seq + v->page_cols > v->seq_hi + 1)
+      v->first_seq = v->seq_hi + 1 - v->page_cols < v->seq_lo ? v->seq_lo : v->seq_hi + 1 - v->page_cols;
     if (v->sel_seq < v->first_seq || v->sel_seq >= v->first_seq + v->page_cols) {
       /* the selected column two thirds of the way across */
       v->first_seq = v->sel_seq - (v->page_cols * 2) / 3;

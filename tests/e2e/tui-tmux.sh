@@ -3,7 +3,7 @@
 # sample, check that the first screen shows the culprit (rank 5), move away,
 # step to the next frame (`]`), jump to the root cause (`r`) and check that
 # rank 5 is selected again and in the detail pane; then find a rank (`/`),
-# fold (`f`), show the help (`?`), the links (`l`), resize, quit (`q`);
+# Home/End/PgDn/`g`, fold (`f`), show the help (`?`), the links (`l`), resize, quit (`q`);
 # then step through the frames of a generated two-frame set (`[`, `]`) and
 # the communicators (`c`).
 #
@@ -72,7 +72,7 @@ keys() {
 }
 
 tmux -L "$sock" -f /dev/null new-session -d -s frtui -x 100 -y 30 \
-  "TERM=xterm LC_ALL=C '$FR_TUI' c1; echo fr-tui-exit=\$?; sleep 30" || {
+  "LC_ALL=C '$FR_TUI' c1; echo fr-tui-exit=\$?; sleep 30" || {
   echo "tui-tmux.sh: cannot start tmux" >&2
   exit 99
 }
@@ -107,6 +107,15 @@ expect fold "   0-4,6-7 C C"
 expect fold-detail "(folded with the same cells: 0-4,6-7)"
 keys f
 expect unfold "unfolded: 8 rows"
+# Home, End (the last seq, right of the stuck one), PgDn, and back to the stuck op.
+keys Home
+expect home "  rank      0         5         10"
+keys End
+expect end "* v"
+keys NPage
+expect pgdn ">         7 C"
+keys g
+expect stuck "stuck op: seq 73"
 # Missing links, wait-for chain.
 keys l
 expect links "missing link 4 -> 5"
@@ -133,7 +142,7 @@ tmux -L "$sock" kill-session -t frtui
   exit 99
 }
 tmux -L "$sock" -f /dev/null new-session -d -s frtui -x 100 -y 30 \
-  "TERM=xterm LC_ALL=C '$FR_TUI' dumps/frames; echo fr-tui-exit=\$?; sleep 30" || exit 99
+  "LC_ALL=C '$FR_TUI' dumps/frames; echo fr-tui-exit=\$?; sleep 30" || exit 99
 expect frames-latest "frame 2/2 (latest) at +2.005 s"
 expect frames-started "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C S"
 keys '['
