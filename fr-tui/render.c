@@ -213,6 +213,12 @@ static void draw_detail(const view *v, tgrid *g, int r0)
     else
       grid_printf(g, r0 + 2, 0, TA_NONE, "not retained: the ring starts at seq %" PRIu64,
                   fc->first_retained_seq);
+    /* what the other members called there */
+    const frz_record *o = v->sel_seq >= 0 ? fa_comm_record(v->a, &v->a->comms[v->comm], (uint64_t)v->sel_seq)
+                                          : NULL;
+    if (o)
+      grid_printf(g, r0 + 3, 0, TA_NONE, "the others called %s  count %" PRIu64 "  %s  %s there",
+                  frz_op_name(o->op), o->count, frz_dtype_name(o->dtype), frz_redop_name(o->redop));
   } else {
     char root[32] = "-";
     if (rec->peer >= 0)
@@ -319,6 +325,6 @@ void render(view *v, tgrid *g)
   else if (v->msg[0])
     grid_put(g, last, 0, v->msg, TA_HEAD);
   else
-    grid_put(g, last, 0, "?:help q:quit [ ]:frame c:comm g:stuck r:root l:links w:wait-for /:find f:fold",
+    grid_put(g, last, 0, "C completed S started E enqueued . never reached ! mismatch  |  ? keys  q quit",
              TA_HEAD);
 }

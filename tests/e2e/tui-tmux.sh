@@ -125,7 +125,7 @@ expect waitfor "wait-for chain: ranks 0-4,6-7 wait in comm ecfe1a86ae6548ad seq 
 keys '?'
 expect help "-- keys (any key closes this help)"
 keys x
-expect help-closed "?:help q:quit"
+expect help-closed "|  ? keys  q quit"
 # The terminal shrinks (SIGWINCH): the verdict wraps onto a second row.
 tmux -L "$sock" resize-window -t frtui -x 70 -y 24
 expect resized "   ranks 0-4,6-7 wait in it."

@@ -91,6 +91,8 @@ golden fr-tui-sample-c1.txt sample-c1.out
 contains sample-c1-selected sample-c1.out ">         5 C C"
 contains sample-c1-detail sample-c1.out "-- rank 5 (comm rank 5), seq 73"
 contains sample-c1-never sample-c1.out "never reached: last enqueued seq 72"
+contains sample-c1-others sample-c1.out "the others called AllReduce  count 1024  float32  sum there"
+contains sample-c1-legend sample-c1.out "C completed S started E enqueued . never reached ! mismatch"
 contains sample-c1-verdict sample-c1.out " HANG: rank 5 never entered AllReduce seq 73"
 
 run c1 0 "$FR_TUI" --batch --cols 100 --rows 24 dumps/c1
