@@ -36,6 +36,7 @@ static void set_frame(view *v, uint32_t k)
            k + 1 == v->nframes ? " (latest)" : "");
 }
 
+/* `[`: the previous frame step. */
 static void act_prev_frame(view *v)
 {
   if (v->frame > 0)
@@ -44,6 +45,7 @@ static void act_prev_frame(view *v)
     snprintf(v->msg, sizeof v->msg, "already at the first frame");
 }
 
+/* `]`: the next frame step (ranks with fewer frames keep their latest). */
 static void act_next_frame(view *v)
 {
   if (v->frame + 1 < v->nframes)
@@ -52,6 +54,7 @@ static void act_next_frame(view *v)
     snprintf(v->msg, sizeof v->msg, "frame %u of %u is the latest", v->frame + 1, v->nframes);
 }
 
+/* `c`: the next communicator, in comm id order, at its stuck op. */
 static void act_comm(view *v)
 {
   if (!v->a->ncomms)
@@ -61,6 +64,7 @@ static void act_comm(view *v)
   snprintf(v->msg, sizeof v->msg, "comm %016" PRIx64, v->a->comms[v->comm].id);
 }
 
+/* `g`: select the stuck op's column. */
 static void act_stuck(view *v)
 {
   if (v->comm < 0)
@@ -74,6 +78,7 @@ static void act_stuck(view *v)
   }
 }
 
+/* `r`: select the root-cause rank, in the verdict's comm, at the stuck op. */
 static void act_root(view *v)
 {
   int32_t ri = view_culprit(v);
@@ -157,12 +162,14 @@ void keys_show_waitfor(view *v)
   free(s);
 }
 
+/* `/`: start reading a rank number (prompt_key). */
 static void act_find(view *v)
 {
   v->prompt = 1;
   v->input[0] = 0;
 }
 
+/* `f`: fold rows with identical cells over the comm's whole range, or unfold. */
 static void act_fold(view *v)
 {
   v->fold = !v->fold;
@@ -173,6 +180,7 @@ static void act_fold(view *v)
 static void act_help(view *v) { v->help = !v->help; }
 static void act_quit(view *v) { v->quit = 1; }
 
+/* Esc: clear the info lines and the message. */
 static void act_clear(view *v)
 {
   view_info(v, NULL);

@@ -335,7 +335,7 @@ int view_init(view *v, const fa_analysis *a)
   return 0;
 }
 
-/* The selected rank after jumping to the root cause (keys.c). */
+/* The rank index that `r` and the first screen select. */
 int32_t view_culprit(const view *v)
 {
   return culprit(v);
