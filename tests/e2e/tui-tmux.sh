@@ -44,11 +44,11 @@ screen() {
   tmux -L "$sock" capture-pane -p -t frtui >screen.txt 2>/dev/null
 }
 
-# expect NAME TEXT: within 5 s the screen shows TEXT (a fixed string).
+# expect NAME TEXT: within 10 s (slow sanitizer builds) the screen shows TEXT (a fixed string).
 expect() {
   checks=$((checks + 1))
   i=0
-  while [ $i -lt 50 ]; do
+  while [ $i -lt 100 ]; do
     screen
     if grep -qF -- "$2" screen.txt; then return 0; fi
     sleep 0.1
