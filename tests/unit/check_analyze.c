@@ -376,8 +376,8 @@ static job *c1_job(void)
 
 /* The CLI golden set: C1 with a CommSplit into two 4-rank comms (the split
  * is seq 0 of the world comm; its color differs by rank) that ran a few
- * all-gathers each. */
-static job *golden_job(void)
+ * all-gathers each; the waiting ranks left seq 37 in `state`. */
+static job *golden_job_at(unsigned state)
 {
   job *j = job_new(8);
   job_world(j, WORLD);
@@ -395,8 +395,14 @@ static job *golden_job(void)
   }
   run(j, 0, 7, WORLD, 36);
   for (int r = 0; r < 8; r++)
-    if (r != 5) step(j, r, WORLD, FRZ_STATE_STARTED);
+    if (r != 5) step(j, r, WORLD, state);
   return j;
+}
+
+/* The golden C1 job: rank 5 never enters seq 37, the others started it. */
+static job *golden_job(void)
+{
+  return golden_job_at(FRZ_STATE_STARTED);
 }
 
 /* A fresh empty directory under TMPDIR. */
@@ -585,7 +591,8 @@ START_TEST(test_all_joined_not_completed)
 }
 END_TEST
 
-START_TEST(test_count_mismatch_minority)
+/* C3: rank 7 passes a different count at seq 10; everybody goes on. */
+static job *mismatch_job(void)
 {
   job *j = job_new(8);
   job_world(j, WORLD);
@@ -593,6 +600,12 @@ START_TEST(test_count_mismatch_minority)
   for (int r = 0; r < 8; r++)
     coll(j, r, WORLD, FRZ_OP_AllReduce, r == 7 ? 409598 : 409600, 7, 0, -1, FRZ_STATE_COMPLETED);
   run(j, 0, 7, WORLD, 4);
+  return j;
+}
+
+START_TEST(test_count_mismatch_minority)
+{
+  job *j = mismatch_job();
   fa_analysis *a = analyse(j);
   const fa_verdict *v = &a->verdict;
   ck_assert_int_eq(v->status, FA_STATUS_MISMATCH);
@@ -888,7 +901,8 @@ START_TEST(test_p2p_unmatched)
 }
 END_TEST
 
-START_TEST(test_deadlock_cycle)
+/* C10: rank 0 waits in comm b, rank 1 in comm c: each for the other. */
+static job *cycle_job(void)
 {
   job *j = job_new(2);
   for (int r = 0; r < 2; r++) {
@@ -899,6 +913,12 @@ START_TEST(test_deadlock_cycle)
   }
   coll(j, 0, 0xb, FRZ_OP_AllReduce, 16, 7, 0, -1, FRZ_STATE_STARTED);
   coll(j, 1, 0xc, FRZ_OP_AllReduce, 16, 7, 0, -1, FRZ_STATE_STARTED);
+  return j;
+}
+
+START_TEST(test_deadlock_cycle)
+{
+  job *j = cycle_job();
   fa_analysis *a = analyse(j);
   const fa_verdict *v = &a->verdict;
   ck_assert_int_eq(v->status, FA_STATUS_DEADLOCK);
@@ -1314,7 +1334,11 @@ static char *sub_dir(const char *dir, const char *name)
 }
 
 /* DIR/c1: the golden C1 job; DIR/hostile: one dump whose strings carry
- * terminal escape sequences. */
+ * terminal escape sequences; DIR/mismatch: rank 7's count differs at seq
+ * 10; DIR/cycle: a two-rank deadlock over two comms; DIR/nodump: C1
+ * without rank 5's dump; DIR/frames: C1 in two
+ * frames (in frame 0 the waiting ranks had only enqueued seq 37, in frame 1,
+ * 2 s later, started). */
 START_TEST(test_mkdumps)
 {
   ck_assert_msg(mkdir(g_mkdumps_dir, 0700) == 0 || errno == EEXIST, "%s: %s", g_mkdumps_dir,
@@ -1331,6 +1355,34 @@ START_TEST(test_mkdumps)
   snprintf(j->proc[0].trigger_text, sizeof j->proc[0].trigger_text, "\033[31mred\302\233");
   write_rank(j, 0, hostile, "hostile\033[1m.frz");
   job_free(j);
+  char *mm = sub_dir(g_mkdumps_dir, "mismatch"), *cyc = sub_dir(g_mkdumps_dir, "cycle");
+  j = mismatch_job();
+  write_job(j, mm);
+  job_free(j);
+  j = cycle_job();
+  write_job(j, cyc);
+  job_free(j);
+  free(mm);
+  free(cyc);
+  char *nodump = sub_dir(g_mkdumps_dir, "nodump");
+  j = golden_job();
+  j->absent[5] = 1;
+  write_job(j, nodump);
+  job_free(j);
+  free(nodump);
+  char *frames = sub_dir(g_mkdumps_dir, "frames");
+  j = golden_job_at(FRZ_STATE_ENQUEUED);
+  write_job(j, frames);
+  job_free(j);
+  j = golden_job();
+  for (int r = 0; r < j->n; r++) {
+    j->proc[r].frame = 1;
+    j->proc[r].trigger = FRZ_TRIGGER_FRAME;
+    j->proc[r].frame_time_ns += 2000 * DT;
+  }
+  write_job(j, frames);
+  job_free(j);
+  free(frames);
   free(c1);
   free(hostile);
 }

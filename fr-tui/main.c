@@ -1,0 +1,160 @@
+/* fr-tui — browse a hang's dumps frame by frame in the terminal.
+ * Thin: options, loading through the analyzer, then batch or interactive. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui.h"
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "Usage: fr-tui [OPTION]... DIR|FILE...\n"
+          "Browse the flightrec dumps of a hung job: one row per rank, one column per\n"
+          "seq of a communicator, the verdict on top.  Press ? for the keys.\n"
+          "\n"
+          "  -b, --batch      render one screen as plain text to stdout and exit\n"
+          "      --frame N    frame step to show (0 = first; default the latest)\n"
+          "      --comm ID    communicator to show (hex id; default the verdict's)\n"
+          "      --fold       start with identical rows folded together\n"
+          "      --cols C     batch screen width (default 100)\n"
+          "      --rows R     batch screen height (default 30)\n"
+          "  -h, --help       display this help and exit\n"
+          "  -V, --version    output version information and exit\n"
+          "\n"
+          "Exit status: 0 on success, 2 on a usage error or when the screen cannot be shown.\n");
+}
+
+/* A non-negative integer option, or -1. */
+static long parse_num(const char *s, long max)
+{
+  char *end;
+  errno = 0;
+  long n = strtol(s, &end, 10);
+  if (errno || end == s || *end || n < 0 || n > max)
+    return -1;
+  return n;
+}
+
+int main(int argc, char **argv)
+{
+  enum { O_FRAME = 256, O_COMM, O_COLS, O_ROWS, O_FOLD };
+  static const struct option opts[] = {
+    {"batch", no_argument, NULL, 'b'},     {"frame", required_argument, NULL, O_FRAME},
+    {"comm", required_argument, NULL, O_COMM}, {"cols", required_argument, NULL, O_COLS},
+    {"rows", required_argument, NULL, O_ROWS}, {"fold", no_argument, NULL, O_FOLD}, {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},   {NULL, 0, NULL, 0},
+  };
+  int batch = 0, has_comm = 0, fold = 0;
+  long frame = -1, cols = 100, rows = 30;
+  uint64_t comm_id = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "bhV", opts, NULL)) != -1) {
+    switch (c) {
+    case 'b': batch = 1; break;
+    case O_FOLD: fold = 1; break;
+    case O_FRAME:
+      if ((frame = parse_num(optarg, 1000000)) < 0) {
+        fprintf(stderr, "fr-tui: invalid frame '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case O_COMM: {
+      char *end;
+      errno = 0;
+      comm_id = strtoull(optarg, &end, 16);
+      if (errno || end == optarg || *end) {
+        fprintf(stderr, "fr-tui: invalid communicator id '%s'\n", optarg);
+        return 2;
+      }
+      has_comm = 1;
+      break;
+    }
+    case O_COLS:
+    case O_ROWS: {
+      long n = parse_num(optarg, 10000);
+      if (n < 20) {
+        fprintf(stderr, "fr-tui: invalid %s '%s' (20 to 10000)\n", c == O_COLS ? "width" : "height", optarg);
+        return 2;
+      }
+      *(c == O_COLS ? &cols : &rows) = n;
+      break;
+    }
+    case 'h': usage(stdout); return 0;
+    case 'V': printf("fr-tui (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return 0;
+    default:
+      fprintf(stderr, "Try 'fr-tui --help' for more information.\n");
+      return 2;
+    }
+  }
+  if (optind >= argc) {
+    fprintf(stderr, "fr-tui: no dump directory or file given\n"
+                    "Try 'fr-tui --help' for more information.\n");
+    return 2;
+  }
+  fa_analysis *a = fa_new();
+  if (!a) {
+    fprintf(stderr, "fr-tui: out of memory\n");
+    return 2;
+  }
+  for (int i = optind; i < argc; i++)
+    if (fa_add_path(a, argv[i]) < 0)
+      goto nomem;
+  if (fa_run(a) < 0)
+    goto nomem;
+  view v;
+  if (view_init(&v, a) < 0)
+    goto nomem;
+  int rc = 0;
+  if (has_comm) {
+    int32_t ci = fa_find_comm(a, comm_id);
+    if (ci < 0) {
+      fprintf(stderr, "fr-tui: no communicator %016" PRIx64 " in the dumps\n", comm_id);
+      rc = 2;
+      goto out;
+    }
+    int32_t keep = view_sel_rank(&v);
+    view_set_comm(&v, ci);
+    view_rebuild(&v);
+    if (keep >= 0)
+      view_select_rank(&v, keep);
+  }
+  if (frame >= 0 || fold) {
+    if (frame >= 0)
+      v.frame = v.nframes && (uint32_t)frame >= v.nframes ? v.nframes - 1 : (uint32_t)frame;
+    v.fold = fold;
+    view_rebuild(&v);
+  }
+  /* A culprit that is not one rank is shown on the first screen too: a
+   * deadlock's cycle, or the links when no rank is to blame. */
+  const fa_verdict *vd = &a->verdict;
+  if (vd->ncycle)
+    keys_show_waitfor(&v);
+  else if (vd->nlinks && !vd->root_cause.n && !vd->lagging.n)
+    keys_show_links(&v);
+  v.msg[0] = 0;
+  if (batch) {
+    tgrid g;
+    if (grid_init(&g, (int)rows, (int)cols) < 0)
+      goto nomem_view;
+    render(&v, &g);
+    grid_print(&g, stdout);
+    grid_free(&g);
+    if (fflush(stdout) != 0)
+      rc = 2;
+  } else {
+    rc = term_run(&v);
+  }
+out:
+  view_free(&v);
+  fa_free(a);
+  return rc;
+nomem_view:
+  view_free(&v);
+nomem:
+  fa_free(a);
+  fprintf(stderr, "fr-tui: out of memory\n");
+  return 2;
+}

@@ -1,0 +1,330 @@
+/* render.c — draws the view into a grid: verdict bar, comm line, timeline,
+ * problems, info lines, detail pane and status line. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui.h"
+
+#define LABEL_W 12 /* ">rank-label " before the cells */
+#define CELL_W 2
+#define DETAIL_H 6
+
+/* Signed milliseconds from `base` to `t` (both CLOCK_MONOTONIC ns). */
+static double rel_ms(uint64_t t, uint64_t base)
+{
+  return (double)(int64_t)(t - base) / 1e6;
+}
+
+/* The verdict bar: status and summary over the first two rows. */
+static int draw_bar(const view *v, tgrid *g)
+{
+  const fa_verdict *vd = &v->a->verdict;
+  uint16_t at = vd->status == FA_STATUS_HEALTHY ? TA_BAR : TA_BAR_BAD;
+  char sum[512], head[64];
+  tui_clean(vd->summary ? vd->summary : "no verdict", sum, sizeof sum);
+  snprintf(head, sizeof head, " %s: ", fa_status_name(vd->status));
+  for (char *p = head; *p; p++)
+    if (*p >= 'a' && *p <= 'z')
+      *p = (char)(*p - 'a' + 'A');
+  int rows = 0;
+  const char *s = sum;
+  for (int r = 0; r < 2 && r < g->rows; r++) {
+    for (int c = 0; c < g->cols; c++)
+      g->at[r * g->cols + c] = at;
+    int c = grid_put(g, r, 0, r == 0 ? head : "   ", at);
+    int room = g->cols - c;
+    if (room <= 0)
+      break;
+    size_t len = strlen(s);
+    if ((int)len > room) {
+      /* break at the last blank that fits */
+      int cut = room;
+      while (cut > 0 && s[cut] != ' ')
+        cut--;
+      if (cut == 0)
+        cut = room;
+      char part[512];
+      snprintf(part, sizeof part, "%.*s", cut, s);
+      grid_put(g, r, c, part, at);
+      s += cut;
+      while (*s == ' ')
+        s++;
+    } else {
+      grid_put(g, r, c, s, at);
+      s += len;
+    }
+    rows = r + 1;
+    if (!*s)
+      break;
+  }
+  return rows;
+}
+
+/* The comm line: which comm, its range and stuck op, and the frame shown. */
+static void draw_comm_line(const view *v, tgrid *g, int r)
+{
+  if (v->comm < 0) {
+    grid_put(g, r, 0, "no communicator in the dumps", TA_HEAD);
+    return;
+  }
+  const fa_comm *c = &v->a->comms[v->comm];
+  int x = grid_printf(g, r, 0, TA_HEAD, "comm %016" PRIx64 " (%d/%u)  %d ranks  seqs %" PRId64 "..%" PRId64,
+                      c->id, v->comm + 1, v->a->ncomms, c->size, v->seq_lo, v->seq_hi);
+  if (c->stuck)
+    x = grid_printf(g, r, x, TA_HEAD, "  stuck seq %" PRIu64, c->stuck_seq);
+  if (c->has_mismatch)
+    x = grid_printf(g, r, x, TA_HEAD, "  mismatch seq %" PRIu64, c->mismatch.seq);
+  const fa_frame *f = view_frame(v, view_sel_rank(v));
+  x = grid_printf(g, r, x, TA_HEAD, "  frame %u/%u%s", v->frame + 1, v->nframes,
+                  v->frame + 1 == v->nframes ? " (latest)" : "");
+  if (f)
+    grid_printf(g, r, x, TA_HEAD, " at +%.3f s", rel_ms(f->dump.process.frame_time_ns,
+                                                        f->dump.process.trigger_time_ns) / 1e3);
+}
+
+/* The label of a timeline row: a rank, or a folded set of ranks. */
+static void row_label(const view *v, const trow *row, char *buf, size_t len)
+{
+  int32_t *gr = malloc(row->n * sizeof *gr);
+  if (!gr) {
+    snprintf(buf, len, "?");
+    return;
+  }
+  for (uint32_t i = 0; i < row->n; i++)
+    gr[i] = view_global(v, (int32_t)v->rowranks[row->first + i]);
+  /* fa_format_ranks wants them sorted (missing ranks come after the others) */
+  for (uint32_t i = 1; i < row->n; i++)
+    for (uint32_t k = i; k > 0 && gr[k - 1] > gr[k]; k--) {
+      int32_t t = gr[k];
+      gr[k] = gr[k - 1];
+      gr[k - 1] = t;
+    }
+  fa_format_ranks(gr, row->n, buf, len);
+  free(gr);
+}
+
+/* The short label of a row: its ranks when they fit the label column,
+ * else how many. */
+static void row_short_label(const view *v, const trow *row, char *buf, size_t len)
+{
+  row_label(v, row, buf, len);
+  if (strlen(buf) > LABEL_W - 2)
+    snprintf(buf, len, "%u ranks", row->n);
+}
+
+/* Seq labels and the column markers above the cells. */
+static void draw_columns(const view *v, tgrid *g, int r)
+{
+  grid_put(g, r, 0, "  rank", TA_HEAD);
+  const fa_comm *c = v->comm >= 0 ? &v->a->comms[v->comm] : NULL;
+  int64_t next_label = v->first_seq;
+  for (int j = 0; j < v->page_cols; j++) {
+    int64_t s = v->first_seq + j;
+    if (s > v->seq_hi)
+      break;
+    int x = LABEL_W + j * CELL_W;
+    if (s >= next_label && (s % 5 == 0 || j == 0)) {
+      char lab[24];
+      snprintf(lab, sizeof lab, "%" PRId64, s);
+      grid_put(g, r, x, lab, TA_HEAD);
+      next_label = s + (int64_t)(strlen(lab) + 1 + CELL_W - 1) / CELL_W;
+    }
+    if (s == v->sel_seq)
+      grid_put(g, r + 1, x, "v", TA_HEAD);
+    else if (c && c->stuck && (uint64_t)s == c->stuck_seq)
+      grid_put(g, r + 1, x, "*", TA_HEAD);
+  }
+}
+
+/* Timeline rows from r0 for n rows. */
+static void draw_rows(const view *v, tgrid *g, int r0, int n)
+{
+  for (int i = 0; i < n; i++) {
+    uint32_t ri = v->top_row + (uint32_t)i;
+    if (ri >= v->nrows)
+      break;
+    const trow *row = &v->rows[ri];
+    char lab[64];
+    row_short_label(v, row, lab, sizeof lab);
+    int sel = ri == v->sel_row;
+    grid_printf(g, r0 + i, 0, sel ? TA_SELECT : TA_NONE, "%c%10.10s", sel ? '>' : ' ', lab);
+    int32_t rank = (int32_t)v->rowranks[row->first];
+    for (int j = 0; j < v->page_cols; j++) {
+      int64_t s = v->first_seq + j;
+      if (s > v->seq_hi)
+        break;
+      uint16_t at;
+      char ch[2] = {view_cell(v, rank, s, &at), 0};
+      if (sel && s == v->sel_seq)
+        at |= TA_SELECT;
+      grid_put(g, r0 + i, LABEL_W + j * CELL_W, ch, at);
+    }
+  }
+}
+
+/* The detail pane of the selected cell, rows r0 .. r0+DETAIL_H-1. */
+static void draw_detail(const view *v, tgrid *g, int r0)
+{
+  int32_t ri = view_sel_rank(v);
+  if (ri < 0) {
+    grid_put(g, r0, 0, "-- no rank selected", TA_HEAD);
+    return;
+  }
+  const fa_frame *f = view_frame(v, ri);
+  int32_t e = view_entry(v, f);
+  int32_t gr = view_global(v, ri);
+  const fa_member *mem = view_member(v, ri);
+  int x = grid_printf(g, r0, 0, TA_HEAD, "-- rank %d", gr);
+  if (e >= 0)
+    x = grid_printf(g, r0, x, TA_HEAD, " (comm rank %d)", f->dump.comms[e].rank);
+  x = grid_printf(g, r0, x, TA_HEAD, ", seq %" PRId64 " ", v->sel_seq);
+  if (v->rows[v->sel_row].n > 1) {
+    char all[128];
+    row_label(v, &v->rows[v->sel_row], all, sizeof all);
+    x = grid_printf(g, r0, x, TA_HEAD, "(folded with the same cells: %s) ", all);
+  }
+  for (; x < g->cols; x++)
+    grid_put(g, r0, x, "-", TA_HEAD);
+  if (!f) {
+    if (mem)
+      grid_printf(g, r0 + 1, 0, TA_NEVER, "no dump from this rank: comm rank %d, member: %s", mem->comm_rank,
+                  fa_member_state_name(mem->state));
+    else
+      grid_put(g, r0 + 1, 0, "no dump from this rank; not a member of the communicator", TA_NEVER);
+    return;
+  }
+  const frz_process *p = &f->dump.process;
+  char host[FRZ_HOST_MAX], trig[FRZ_TEXT_MAX];
+  tui_clean(p->host, host, sizeof host);
+  tui_clean(p->trigger_text, trig, sizeof trig);
+  const char *mstate = mem ? fa_member_state_name(mem->state) : "not a member";
+  grid_printf(g, r0 + 1, 0, TA_NONE, "host %s  pid %u  frame %u (%s)  member: %s", host, p->pid,
+              p->frame, frz_trigger_name(p->trigger), mstate);
+  if (e < 0) {
+    grid_put(g, r0 + 2, 0, "this rank is not a member of the communicator", TA_NONE);
+    return;
+  }
+  const frz_comm *fc = &f->dump.comms[e];
+  const frz_record *rec = v->sel_seq >= 0 ? fa_frame_record(f, (uint32_t)e, (uint64_t)v->sel_seq) : NULL;
+  if (!rec) {
+    if (v->sel_seq > fc->last_enqueued_seq)
+      grid_printf(g, r0 + 2, 0, TA_NEVER, "never reached: last enqueued seq %" PRId64, fc->last_enqueued_seq);
+    else
+      grid_printf(g, r0 + 2, 0, TA_NONE, "not retained: the ring starts at seq %" PRIu64,
+                  fc->first_retained_seq);
+    /* what the other members called there */
+    const frz_record *o = v->sel_seq >= 0 ? fa_comm_record(v->a, &v->a->comms[v->comm], (uint64_t)v->sel_seq)
+                                          : NULL;
+    if (o)
+      grid_printf(g, r0 + 3, 0, TA_NONE, "the others called %s  count %" PRIu64 "  %s  %s there",
+                  frz_op_name(o->op), o->count, frz_dtype_name(o->dtype), frz_redop_name(o->redop));
+  } else {
+    char root[32] = "-";
+    if (rec->peer >= 0)
+      snprintf(root, sizeof root, "%d", rec->peer);
+    grid_printf(g, r0 + 2, 0, TA_NONE, "%s  count %" PRIu64 "  %s  %s  root/peer %s  group %" PRIu64 "  state %s",
+                frz_op_name(rec->op), rec->count, frz_dtype_name(rec->dtype), frz_redop_name(rec->redop),
+                root, rec->group_id, frz_state_name(rec->state));
+    x = grid_printf(g, r0 + 3, 0, TA_NONE, "enqueued %+.3f ms", rel_ms(rec->t_enqueue_ns, p->frame_time_ns));
+    x = rec->t_start_ns ? grid_printf(g, r0 + 3, x, TA_NONE, "  started %+.3f ms",
+                                      rel_ms(rec->t_start_ns, p->frame_time_ns))
+                        : grid_put(g, r0 + 3, x, "  not started", TA_NONE);
+    x = rec->t_complete_ns ? grid_printf(g, r0 + 3, x, TA_NONE, "  completed %+.3f ms",
+                                         rel_ms(rec->t_complete_ns, p->frame_time_ns))
+                           : grid_put(g, r0 + 3, x, "  not completed", TA_NONE);
+    grid_put(g, r0 + 3, x, "  (relative to the frame)", TA_NONE);
+    const frz_callsite *cs = rec->call_site ? frz_find_callsite(&f->dump, rec->call_site) : NULL;
+    if (cs) {
+      char mod[FRZ_MODULE_MAX], sym[FRZ_SYMBOL_MAX];
+      tui_clean(cs->module, mod, sizeof mod);
+      tui_clean(cs->symbol, sym, sizeof sym);
+      grid_printf(g, r0 + 4, 0, TA_NONE, "call site %s%s%s+0x%" PRIx64, mod[0] ? mod : "?", sym[0] ? " " : "",
+                  sym, cs->offset);
+    } else if (rec->call_site) {
+      grid_printf(g, r0 + 4, 0, TA_NONE, "call site 0x%" PRIx64 " (not symbolised)", rec->call_site);
+    }
+  }
+  grid_printf(g, r0 + 5, 0, TA_NONE, "last enqueued %" PRId64 "  started %" PRId64 "  completed %" PRId64
+              "  retained from %" PRIu64 "  trigger: %s",
+              fc->last_enqueued_seq, fc->last_started_seq, fc->last_completed_seq, fc->first_retained_seq, trig);
+}
+
+/* Lines of text (info or help) from r0, at most n; returns rows used. */
+static int draw_lines(tgrid *g, int r0, int n, const char *text, uint16_t at)
+{
+  int used = 0;
+  while (text && *text && used < n) {
+    const char *nl = strchr(text, '\n');
+    size_t len = nl ? (size_t)(nl - text) : strlen(text);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), text);
+    grid_put(g, r0 + used++, 0, line, at);
+    text = nl ? nl + 1 : text + len;
+  }
+  return used;
+}
+
+/* Count the lines of a text. */
+static int count_lines(const char *s)
+{
+  if (!s || !*s)
+    return 0;
+  int n = 1;
+  for (; *s; s++)
+    if (*s == '\n' && s[1])
+      n++;
+  return n;
+}
+
+void render(view *v, tgrid *g)
+{
+  grid_clear(g);
+  int r = draw_bar(v, g);
+  int last = g->rows - 1; /* status line */
+  if (v->help) {
+    grid_put(g, r, 0, "-- keys (any key closes this help) ", TA_HEAD);
+    for (int i = 0; keys_help[i] && r + 1 + i < last; i++)
+      grid_put(g, r + 1 + i, 2, keys_help[i], TA_NONE);
+    grid_put(g, last, 0, "?: close help  q: quit", TA_HEAD);
+    return;
+  }
+  draw_comm_line(v, g, r++);
+  /* problems and info lines sit between the timeline and the detail pane */
+  int nprob = (int)(v->a->nproblems > 3 ? 3 : v->a->nproblems);
+  int ninfo = count_lines(v->info);
+  if (ninfo > 8)
+    ninfo = 8;
+  int detail_top = last - DETAIL_H;
+  int info_top = detail_top - ninfo;
+  int prob_top = info_top - nprob;
+  int rows_top = r + 2;
+  v->page_rows = prob_top - rows_top;
+  if (v->page_rows < 1)
+    v->page_rows = 1;
+  v->page_cols = (g->cols - LABEL_W) / CELL_W;
+  if (v->page_cols < 1)
+    v->page_cols = 1;
+  view_scroll(v);
+  draw_columns(v, g, r);
+  draw_rows(v, g, rows_top, prob_top - rows_top);
+  for (int i = 0; i < nprob; i++) {
+    const fa_problem *p = &v->a->problems[i];
+    char file[256], msg[256];
+    tui_clean(p->file ? p->file : "-", file, sizeof file);
+    tui_clean(p->message, msg, sizeof msg);
+    if (i == 2 && v->a->nproblems > 3)
+      grid_printf(g, prob_top + i, 0, TA_PROBLEM, "problem: ... and %u more", v->a->nproblems - 2);
+    else
+      grid_printf(g, prob_top + i, 0, TA_PROBLEM, "problem: %s: %s", file, msg);
+  }
+  draw_lines(g, info_top, ninfo, v->info, TA_HEAD);
+  draw_detail(v, g, detail_top);
+  if (v->prompt)
+    grid_printf(g, last, 0, TA_HEAD, "find rank: %s_", v->input);
+  else if (v->msg[0])
+    grid_put(g, last, 0, v->msg, TA_HEAD);
+  else
+    grid_put(g, last, 0, "C completed S started E enqueued . never reached ! mismatch  |  ? keys  q quit",
+             TA_HEAD);
+}

@@ -1,0 +1,160 @@
+#!/bin/sh
+# tui.sh — fr-tui's command line and its batch screens: help and version,
+# usage errors, golden screens of the committed C1 sample and of generated
+# dump sets (C1, C1 in two frames, folded, another communicator, a
+# mismatch, a deadlock cycle, a culprit without a dump), hostile
+# strings sanitised and a corrupt file shown as a problem line.
+#
+# Run by `make check`.  FR_UPDATE_GOLDEN=1 rewrites the goldens in
+# tests/golden/ instead of comparing; FR_KEEP=1 keeps the scratch directory.
+set -u
+
+if [ -z "${FR_TUI:-}" ] && [ -f tests/testenv.sh ]; then
+  . ./tests/testenv.sh
+fi
+if [ -z "${FR_TUI:-}" ] || [ -z "${FR_SRCDIR:-}" ]; then
+  echo "tui.sh: FR_TUI, FR_SRCDIR not set: run it with make check" >&2
+  exit 99
+fi
+MKDUMPS="$FR_BUILDDIR/tests/unit/check_analyze"
+GOLDEN="$FR_SRCDIR/tests/golden"
+for p in "$FR_TUI" "$MKDUMPS"; do
+  [ -x "$p" ] || { echo "tui.sh: $p is not built" >&2; exit 99; }
+done
+
+tmp=$(mktemp -d) || exit 99
+if [ "${FR_KEEP:-0}" = 1 ]; then echo "keeping $tmp" >&2; else trap 'rm -rf "$tmp"' EXIT; fi
+cd "$tmp" || exit 99
+LC_ALL=C
+export LC_ALL
+
+failures=0
+checks=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# run NAME EXPECTED_STATUS CMD...: stdout in NAME.out, stderr in NAME.err.
+run() {
+  name=$1 want=$2
+  shift 2
+  checks=$((checks + 1))
+  "$@" >"$name.out" 2>"$name.err"
+  got=$?
+  if [ "$got" != "$want" ]; then
+    fail "$name: exit status $got, expected $want ($*)"
+    sed 's/^/  stderr: /' "$name.err" | head -5
+  fi
+}
+
+# golden NAME FILE: FILE must equal tests/golden/NAME.
+golden() {
+  checks=$((checks + 1))
+  if [ "${FR_UPDATE_GOLDEN:-0}" = 1 ]; then
+    cp "$2" "$GOLDEN/$1" && echo "updated $GOLDEN/$1"
+    return
+  fi
+  if ! diff -u "$GOLDEN/$1" "$2" >"$1.diff"; then
+    fail "$1 differs from the golden:"
+    head -40 "$1.diff"
+  fi
+}
+
+# contains NAME FILE TEXT: FILE holds TEXT (a fixed string).
+contains() {
+  checks=$((checks + 1))
+  grep -qF -- "$3" "$2" || fail "$1: '$3' not found in: $(head -3 "$2")"
+}
+
+"$MKDUMPS" --mkdumps dumps >/dev/null || { echo "tui.sh: cannot generate the dumps" >&2; exit 99; }
+cp -R "$FR_SRCDIR/samples/c1-rank-stops" sample-c1
+
+# ---- help, version, usage errors ----------------------------------------------------
+run help 0 "$FR_TUI" --help
+golden fr-tui.help help.out
+run version 0 "$FR_TUI" --version
+contains version version.out "fr-tui (flightrec)"
+run no-args 2 "$FR_TUI"
+contains no-args no-args.err "Try 'fr-tui --help'"
+run bad-option 2 "$FR_TUI" --no-such-option dumps/c1
+run bad-frame 2 "$FR_TUI" --batch --frame x dumps/c1
+run bad-cols 2 "$FR_TUI" --batch --cols 5 dumps/c1
+run bad-comm 2 "$FR_TUI" --batch --comm 1234 dumps/c1
+contains bad-comm bad-comm.err "no communicator 0000000000001234"
+
+# ---- golden screens -------------------------------------------------------------------
+# The committed C1 sample: the first screen shows the culprit, rank 5,
+# selected, at the stuck op, with its detail pane.
+run sample-c1 0 "$FR_TUI" --batch sample-c1
+golden fr-tui-sample-c1.txt sample-c1.out
+contains sample-c1-selected sample-c1.out ">         5 C C"
+contains sample-c1-detail sample-c1.out "-- rank 5 (comm rank 5), seq 73"
+contains sample-c1-never sample-c1.out "never reached: last enqueued seq 72"
+contains sample-c1-others sample-c1.out "the others called AllReduce  count 1024  float32  sum there"
+contains sample-c1-legend sample-c1.out "C completed S started E enqueued . never reached ! mismatch"
+contains sample-c1-verdict sample-c1.out " HANG: rank 5 never entered AllReduce seq 73"
+
+run c1 0 "$FR_TUI" --batch --cols 100 --rows 24 dumps/c1
+golden fr-tui-c1.txt c1.out
+run c1-narrow 0 "$FR_TUI" --batch --cols 60 --rows 20 dumps/c1
+golden fr-tui-c1-narrow.txt c1-narrow.out
+
+# Two frames: frame 0 shows the waiting ranks enqueued (E), frame 1 started (S).
+run frame0 0 "$FR_TUI" --batch --rows 24 --frame 0 dumps/frames
+golden fr-tui-frames-f0.txt frame0.out
+contains frame0-state frame0.out "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C E"
+run frame1 0 "$FR_TUI" --batch --rows 24 dumps/frames
+golden fr-tui-frames-f1.txt frame1.out
+contains frame1-state frame1.out "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C S"
+contains frame1-latest frame1.out "frame 2/2 (latest) at +2.005 s"
+
+# Folding: the seven waiting ranks collapse into one row, rank 5 stays alone.
+run fold 0 "$FR_TUI" --batch --rows 24 --fold dumps/c1
+golden fr-tui-c1-fold.txt fold.out
+contains fold-waiting fold.out "    0-4,6-7 C"
+
+# Another communicator: one of the split comms, nothing stuck there.
+run split 0 "$FR_TUI" --batch --rows 24 --comm 3f1e6a0b94c2d701 dumps/c1
+golden fr-tui-c1-split.txt split.out
+contains split-comm split.out "comm 3f1e6a0b94c2d701 (2/3)  4 ranks"
+
+# A mismatch: rank 7, the minority, selected at seq 10, marked '!'.
+run mismatch 0 "$FR_TUI" --batch --rows 24 dumps/mismatch
+golden fr-tui-mismatch.txt mismatch.out
+contains mismatch-cell mismatch.out ">         7 C C C C C C C C C C ! C"
+contains mismatch-detail mismatch.out "AllReduce  count 409598  float32"
+
+# A deadlock: the cycle is on the first screen.
+run cycle 0 "$FR_TUI" --batch --rows 24 dumps/cycle
+golden fr-tui-cycle.txt cycle.out
+contains cycle-info cycle.out "  rank 1 waits in comm 000000000000000c seq 0 for rank 0"
+
+# The culprit left no dump: its row is still there, selected, marked '?'.
+run nodump 0 "$FR_TUI" --batch --rows 24 dumps/nodump
+golden fr-tui-nodump.txt nodump.out
+contains nodump-row nodump.out ">         5 ? ? ?"
+contains nodump-detail nodump.out "no dump from this rank: comm rank 5, member: no_dump"
+
+# ---- safety -----------------------------------------------------------------------------
+run hostile 0 "$FR_TUI" --batch --rows 24 dumps/hostile
+checks=$((checks + 1))
+if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" hostile.out; then
+  fail "hostile: a control character reached the screen"
+fi
+contains hostile-host hostile.out "host node?]0;owned?"
+
+mkdir corrupt
+cp dumps/c1/*.frz corrupt/
+printf 'not a flightrec dump\n\033[2J' >corrupt/job-42-r00009-f0000.frz
+head -c 100 dumps/c1/job-42-r00003-f0000.frz >corrupt/job-42-r00003-f0000.frz
+run corrupt 0 "$FR_TUI" --batch --rows 24 corrupt
+contains corrupt-problem corrupt.out "problem: corrupt/job-42-r00009-f0000.frz:"
+contains corrupt-truncated corrupt.out "problem: corrupt/job-42-r00003-f0000.frz:"
+checks=$((checks + 1))
+if LC_ALL=C grep -q "$(printf '\033')" corrupt.out; then
+  fail "corrupt: an escape reached the screen"
+fi
+
+echo "tui.sh: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]
