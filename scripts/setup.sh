@@ -10,6 +10,7 @@ packages=(
   libcjson-dev                                 # JSON output
   libncurses-dev                               # fr-tui (ncursesw)
   check                                        # unit tests
+  clang libclang-rt-dev                        # libFuzzer (make fuzz, CI)
 )
 
 missing=()
