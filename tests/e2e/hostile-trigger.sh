@@ -11,7 +11,7 @@ fr_tmpdir
 cd "$FR_TMP" || exit 1
 cat > ok.scn <<'SCN'
 world 2
-steps 400
+steps 2000
 allreduce world count=64 dtype=float32 redop=sum
 SCN
 
