@@ -10,6 +10,8 @@ packages=(
   libcjson-dev                                 # JSON output
   libncurses-dev                               # fr-tui (ncursesw)
   check                                        # unit tests
+  tmux                                         # fr-tui's interactive test
+  clang libclang-rt-dev                        # libFuzzer (make fuzz, CI)
 )
 
 missing=()

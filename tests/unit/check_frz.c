@@ -1310,6 +1310,37 @@ START_TEST(test_write_atomic_refuses_symlink)
 }
 END_TEST
 
+/* A hard link planted at the final name: the write replaces the name (a
+ * new inode, 0600) and leaves the linked file's content alone. */
+START_TEST(test_write_atomic_hard_link)
+{
+  char dir[PATH_MAX], victim[PATH_MAX + 16], final[PATH_MAX + 16], buf[64];
+  make_tmpdir(dir, sizeof dir);
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  snprintf(final, sizeof final, "%s/h.frz", dir);
+  write_plain(victim, "original", 8);
+  ck_assert_int_eq(chmod(victim, 0644), 0);
+  ck_assert_int_eq(link(victim, final), 0);
+  struct stat vs, fs;
+  ck_assert_int_eq(stat(victim, &vs), 0);
+  frz_error err;
+  ck_assert_int_eq(frz_write_file_atomic(dir, "h.frz", "NEWDUMP", 7, &err), FRZ_OK);
+  ck_assert_uint_eq(read_plain(victim, buf, sizeof buf), 8);
+  ck_assert_mem_eq(buf, "original", 8);
+  ck_assert_int_eq(stat(victim, &vs), 0);
+  ck_assert_uint_eq(vs.st_nlink, 1);
+  ck_assert_uint_eq(vs.st_mode & 07777, 0644);
+  ck_assert_int_eq(lstat(final, &fs), 0);
+  ck_assert(S_ISREG(fs.st_mode));
+  ck_assert(fs.st_ino != vs.st_ino);
+  ck_assert_uint_eq(fs.st_mode & 07777, 0600);
+  ck_assert_uint_eq(read_plain(final, buf, sizeof buf), 7);
+  ck_assert_mem_eq(buf, "NEWDUMP", 7);
+  ck_assert_int_eq(count_entries(dir, NULL, 0), 2); /* no temporary left */
+  remove_tmpdir(dir);
+}
+END_TEST
+
 START_TEST(test_write_atomic_bad_names)
 {
   char dir[PATH_MAX];
@@ -1554,6 +1585,7 @@ static Suite *frz_suite(void)
   tcase_add_test(f, test_write_atomic_basic);
   tcase_add_test(f, test_write_atomic_replaces);
   tcase_add_test(f, test_write_atomic_refuses_symlink);
+  tcase_add_test(f, test_write_atomic_hard_link);
   tcase_add_test(f, test_write_atomic_bad_names);
   tcase_add_test(f, test_write_atomic_failure_leaves_nothing);
   tcase_add_test(f, test_read_file_errors);
