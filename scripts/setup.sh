@@ -3,6 +3,8 @@
 # or with sudo available).  Safe to run again: it installs only what is
 # missing.  Nothing here needs CUDA, NCCL or a GPU.
 set -euo pipefail
+# Usage: scripts/setup.sh [--fuzz]   (--fuzz adds clang and its libFuzzer
+# runtime, for `make fuzz`; CI uses it)
 
 packages=(
   gcc make autoconf automake libtool pkgconf   # build tools
@@ -11,8 +13,11 @@ packages=(
   libncurses-dev                               # fr-tui (ncursesw)
   check                                        # unit tests
   tmux                                         # fr-tui's interactive test
-  clang libclang-rt-dev                        # libFuzzer (make fuzz, CI)
 )
+
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-dev)            # libFuzzer (make fuzz)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
