@@ -71,7 +71,10 @@ static int describe_timeout(uint64_t id, uint64_t now, char *text, size_t len) {
   fr_slot *s = fr_ring_get(&fr_g.ring, id);
   if (!s) return 0;
   const frz_record *r = &s->rec;
-  uint64_t waited = now - __atomic_load_n(&r->t_enqueue_ns, __ATOMIC_RELAXED);
+  uint64_t t0 = __atomic_load_n(&r->t_enqueue_ns, __ATOMIC_RELAXED);
+  /* an op enqueued after `now` was read (during the scan) has not waited */
+  if (t0 >= now) return 0;
+  uint64_t waited = now - t0;
   if (waited < (uint64_t)fr_g.cfg.timeout_sec * 1000000000ull) return 0;
   snprintf(text, len, "%s seq %llu on comm %016llx not complete after %.1f s", frz_op_name(r->op),
            (unsigned long long)r->seq, (unsigned long long)r->comm_id, (double)waited / 1e9);

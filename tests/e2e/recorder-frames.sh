@@ -36,6 +36,21 @@ dump=$(ls "$FR_TMP/crash"/*.frz 2>/dev/null | head -n 1)
 [ -n "$dump" ] || fail "no crash dump"
 [ "$(trigger_of "$dump")" = crash ] || fail "crash dump trigger is $(trigger_of "$dump")"
 "$FR_DUMP" "$dump" | grep -q "fatal signal 6" || fail "the crash dump does not name the signal"
+# a fast job never looks hung: ops enqueued while the watchdog scans
+# (after it read the clock) must not count as having waited "negative" time
+cat > "$FR_TMP/fast.scn" <<'SCN'
+world 1
+steps 30000
+allreduce world count=4 dtype=float32 redop=sum
+SCN
+mkdir -p "$FR_TMP/boot"
+RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 FR_JOB_ID=fast FR_DUMP_DIR="$FR_TMP/fast" FR_POLL_MS=1 \
+  FR_TIMEOUT_SEC=1 FR_TRIGGER_FILE=0 FR_SIM_BOOTSTRAP_DIR="$FR_TMP/boot" \
+  LD_LIBRARY_PATH="$FR_SIM_LIBDIR" LD_PRELOAD="$FR_PRELOAD" "$FR_JOB" "$FR_TMP/fast.scn" \
+  2> "$FR_TMP/fast.err" || fail "the fast job failed"
+! grep -q 'hang:' "$FR_TMP/fast.err" || { cat "$FR_TMP/fast.err"; fail "a fast job was declared hung"; }
+[ ! -e "$FR_TMP/fast" ] || fail "a fast job dumped"
+
 # call sites and FR_BACKTRACE stacks, as fr-dump shows them
 FR_BACKTRACE=3 run sites "$prog" --fill 5 300 2> /dev/null || fail "the backtrace job failed"
 "$FR_DUMP" "$FR_TMP"/sites/*.frz > "$FR_TMP/sites.txt" || fail "fr-dump failed on the sites dump"
