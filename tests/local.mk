@@ -103,7 +103,7 @@ TESTS += $(E2E_TESTS)
 # C11 needs a stalled link and proxy progress in the dumps, which do not exist
 # yet: it runs, and is expected to fail until they do.
 XFAIL_TESTS += tests/e2e/scenario-c11.sh
-EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh
+EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh tests/e2e/golden-lib.sh
 EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	tests/scenarios/README.md $(wildcard $(srcdir)/tests/scenarios/*.scn) \
 	$(wildcard $(srcdir)/tests/scenarios/*.expected.json)
