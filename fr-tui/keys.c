@@ -54,16 +54,6 @@ static void act_next_frame(view *v)
     snprintf(v->msg, sizeof v->msg, "frame %u of %u is the latest", v->frame + 1, v->nframes);
 }
 
-/* `c`: the next communicator, in comm id order, at its stuck op. */
-static void act_comm(view *v)
-{
-  if (!v->a->ncomms)
-    return;
-  view_set_comm(v, (v->comm + 1) % (int32_t)v->a->ncomms);
-  view_rebuild(v);
-  snprintf(v->msg, sizeof v->msg, "comm %016" PRIx64, v->a->comms[v->comm].id);
-}
-
 /* `g`: select the stuck op's column. */
 static void act_stuck(view *v)
 {
@@ -195,7 +185,7 @@ static const struct key {
   {K_UP, 'k', act_up},         {K_DOWN, 'j', act_down},      {K_LEFT, 'h', act_left},
   {K_RIGHT, 'L', act_right},   {K_PGUP, 0, act_pgup},         {K_PGDN, 0, act_pgdn},
   {K_HOME, 0, act_home},       {K_END, 0, act_end},           {'[', 0, act_prev_frame},
-  {']', 0, act_next_frame},    {'c', 0, act_comm},            {'g', 0, act_stuck},
+  {']', 0, act_next_frame},    {'c', 0, chooser_open},            {'g', 0, act_stuck},
   {'r', 0, act_root},          {'l', 0, keys_show_links},           {'w', 0, keys_show_waitfor},
   {'/', 0, act_find},          {'f', 0, act_fold},            {'?', 0, act_help},
   {'q', 0, act_quit},          {K_ESC, 0, act_clear},
@@ -207,7 +197,7 @@ const char *const keys_help[] = {
   "PgUp PgDn       a page of rows up / down",
   "Home End        the first / last seq of the communicator",
   "[ ]             previous / next frame (each rank shows its frame k, or its latest)",
-  "c               next communicator",
+  "c               choose the communicator (list: Up/Down, Enter, Esc)",
   "g               jump to the stuck op",
   "r               jump to the root-cause rank",
   "l               show the missing link(s)",
@@ -251,6 +241,11 @@ int keys_handle(view *v, int key)
 {
   if (v->prompt) {
     prompt_key(v, key);
+    return 1;
+  }
+  if (v->choose) {
+    chooser_key(v, key);
+    view_scroll(v);
     return 1;
   }
   if (v->help && key != 'q') {

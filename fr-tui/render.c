@@ -289,6 +289,11 @@ void render(view *v, tgrid *g)
     grid_put(g, last, 0, "?: close help  q: quit", TA_HEAD);
     return;
   }
+  if (v->choose) {
+    chooser_draw(v, g, r, last);
+    grid_put(g, last, 0, "Enter: show this communicator  Esc: keep the current one  q: quit", TA_HEAD);
+    return;
+  }
   draw_comm_line(v, g, r++);
   /* problems and info lines sit between the timeline and the detail pane */
   int nprob = (int)(v->a->nproblems > 3 ? 3 : v->a->nproblems);

@@ -70,6 +70,8 @@ typedef struct view {
   int help;              /* the help screen is shown */
   int quit;
   int prompt;            /* reading a rank number for `/` */
+  int choose;            /* the communicator chooser is open */
+  uint32_t choose_sel, choose_top; /* its selected and first visible comm */
   char input[16];
   char msg[256];         /* one-line message (status line) */
   char *info;            /* extra lines (links, wait-for chain), malloc'd; NULL none */
@@ -118,6 +120,11 @@ int keys_handle(view *v, int key);
  * lines (keys l and w). */
 void keys_show_links(view *v);
 void keys_show_waitfor(view *v);
+/* The communicator chooser (chooser.c): open it, handle a key while it is
+ * open, draw it between rows r0 and last. */
+void chooser_open(view *v);
+void chooser_key(view *v, int key);
+void chooser_draw(view *v, tgrid *g, int r0, int last);
 /* The help lines: NULL-terminated. */
 extern const char *const keys_help[];
 

@@ -5,7 +5,7 @@
 # rank 5 is selected again and in the detail pane; then find a rank (`/`),
 # Home/End/PgDn/`g`, fold (`f`), show the help (`?`), the links (`l`), resize, quit (`q`);
 # then step through the frames of a generated two-frame set (`[`, `]`) and
-# the communicators (`c`).
+# choose communicators from the list (`c`).
 #
 # Run by `make check`; skipped (77) when tmux is not installed.
 set -u
@@ -152,11 +152,22 @@ keys '['
 expect frames-at-first "already at the first frame"
 keys ']'
 expect frames-back "frame 2 of 2 (latest)"
+# The communicator chooser: `c` lists the three comms, Down and Enter show
+# the second; `c` then Esc keeps it; `c`, Home, Enter goes back to the first.
 keys c
+expect chooser "-- choose a communicator (3)"
+expect chooser-sel ">  1  comm 00000000000000c1"
+keys Down
+expect chooser-down ">  2  comm 3f1e6a0b94c2d701"
+keys Enter
 expect next-comm "comm 3f1e6a0b94c2d701 (2/3)"
+absent chooser-closed "-- choose a communicator"
 keys g
 expect not-stuck "this communicator is not stuck"
-keys c c
+keys c Escape
+expect chooser-esc "comm 3f1e6a0b94c2d701 (2/3)"
+absent chooser-esc-closed "-- choose a communicator"
+keys c Home Enter
 expect back-comm "comm 00000000000000c1 (1/3)"
 keys q
 expect frames-quit "fr-tui-exit=0"
