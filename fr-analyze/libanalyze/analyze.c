@@ -29,6 +29,15 @@ const frz_record *fa_frame_record(const fa_frame *f, uint32_t entry, uint64_t se
   if (entry >= f->dump.ncomms) return NULL;
   const fa_slice *sl = &f->coll[entry];
   const uint32_t *ix = f->idx + sl->start;
+  if (!sl->len) return NULL;
+  /* retained seqs are usually consecutive: try seq's place from the first
+   * one (the lowest record of that seq), else search */
+  uint64_t first = f->dump.records[ix[0]].seq;
+  if (seq >= first && seq - first < sl->len) {
+    uint32_t k = (uint32_t)(seq - first);
+    if (f->dump.records[ix[k]].seq == seq && (k == 0 || f->dump.records[ix[k - 1]].seq != seq))
+      return &f->dump.records[ix[k]];
+  }
   uint32_t lo = 0, hi = sl->len;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;

@@ -202,6 +202,33 @@ out:
   return rc;
 }
 
+/* The k-th smallest of v[0..n) (the value v[k] would hold sorted); v is
+ * reordered.  Linear on average (Hoare's selection, middle pivot). */
+static int64_t kth_smallest(int64_t *v, size_t n, size_t k)
+{
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int64_t pivot = v[lo + (hi - lo) / 2];
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i <= j) {
+        int64_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break; /* between j and i: equal to the pivot */
+  }
+  return v[k];
+}
+
 /* Lateness per rank over every completed collective of every comm. */
 static int lateness(fa_analysis *a, fa_straggler *acc, int64_t *sum)
 {
@@ -226,8 +253,7 @@ static int lateness(fa_analysis *a, fa_straggler *acc, int64_t *sum)
         t[r] = sorted[r] = wall(a, &c->members[r], rec->t_enqueue_ns);
       }
       if (r < c->size) continue; /* not every member has it: no comparison */
-      qsort(sorted, (size_t)c->size, sizeof *sorted, cmp_i64);
-      int64_t med = sorted[c->size / 2];
+      int64_t med = kth_smallest(sorted, (size_t)c->size, (size_t)c->size / 2);
       for (r = 0; r < c->size; r++) {
         fa_straggler *g = &acc[c->members[r].rank];
         int64_t late = t[r] - med;
