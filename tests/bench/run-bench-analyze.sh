@@ -135,8 +135,12 @@ for s in $sizes; do
       [ "$(field rc "$r")" = 0 ] || fail "fr-tui --batch on $s: exit status $(field rc "$r")"
       grep -q "rank $culprit never entered" "$out/tui-$s.txt" || fail "fr-tui on $s: culprit $culprit not named"
       w=$(field wall_s "$r")
+      tgoal=- tverdict=""
+      if [ "$n" -le 1024 ]; then # issue #6: the first screen of 1,024 ranks in under a second
+        tgoal="< 1 s" tverdict=$(verdict "$w" 1)
+      fi
       row "fr-tui --batch first screen, $n x $m" "$w" "$(field cpu_s "$r")" "$(($(field peak_kib "$r") / 1024))" \
-        "$(calc %.0f "$w * 1e9 / $recs")" "< 1 s" "$(verdict "$w" 1)"
+        "$(calc %.0f "$w * 1e9 / $recs")" "$tgoal" "$tverdict"
       ;;
   esac
   if [ "$s" = 1024x4096 ] || [ "$s" = 4096x4096 ]; then
