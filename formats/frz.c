@@ -18,6 +18,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,10 +50,38 @@
 static const uint32_t crc_table[256] = {CRC_ROW64(0), CRC_ROW64(64), CRC_ROW64(128),
                                         CRC_ROW64(192)};
 
+/* Slicing by 8 (eight bytes per step) for long inputs: crc_slice[k][n] is
+ * the CRC register after byte n followed by k zero bytes.  Built once, on
+ * first use, from crc_table. */
+static uint32_t crc_slice[8][256];
+static pthread_once_t crc_slice_once = PTHREAD_ONCE_INIT;
+
+static void crc_slice_init(void)
+{
+  for (unsigned n = 0; n < 256; n++) {
+    uint32_t c = crc_table[n];
+    crc_slice[0][n] = c;
+    for (unsigned k = 1; k < 8; k++) {
+      c = (c >> 8) ^ crc_table[c & 0xffu];
+      crc_slice[k][n] = c;
+    }
+  }
+}
+
 uint32_t frz_crc32(uint32_t crc, const void *buf, size_t len)
 {
   const uint8_t *p = buf;
   crc = ~crc;
+  if (len >= 64) {
+    pthread_once(&crc_slice_once, crc_slice_init);
+    for (; len >= 8; len -= 8, p += 8) {
+      uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                           (uint32_t)p[3] << 24);
+      crc = crc_slice[7][lo & 0xffu] ^ crc_slice[6][(lo >> 8) & 0xffu] ^
+            crc_slice[5][(lo >> 16) & 0xffu] ^ crc_slice[4][lo >> 24] ^ crc_slice[3][p[4]] ^
+            crc_slice[2][p[5]] ^ crc_slice[1][p[6]] ^ crc_slice[0][p[7]];
+    }
+  }
   while (len--)
     crc = (crc >> 8) ^ crc_table[(crc ^ *p++) & 0xffu];
   return ~crc;
@@ -724,13 +754,11 @@ static frz_status check_section_sizes(decoder *d, const dec_section *s)
   return FRZ_OK;
 }
 
-/* Decompress a section's single zstd frame into a new buffer of exactly
- * s->raw bytes (*raw; NULL when s->raw is 0). */
-static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **raw)
+/* Decompress a section's single zstd frame into dst, exactly s->raw bytes. */
+static frz_status inflate_into(decoder *d, const dec_section *s, void *dst)
 {
   const char *what = section_label(s->type);
   const uint8_t *src = d->buf + s->offset;
-  *raw = NULL;
   size_t fsz = ZSTD_findFrameCompressedSize(src, (size_t)s->stored);
   if (ZSTD_isError(fsz))
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset, "%s is not a zstd frame (%s)", what,
@@ -742,23 +770,81 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
   if (csz == ZSTD_CONTENTSIZE_ERROR || (csz != ZSTD_CONTENTSIZE_UNKNOWN && csz != s->raw))
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset,
                 "%s frame content size does not match its raw length %" PRIu64, what, s->raw);
-  uint8_t one;
-  uint8_t *dst = s->raw ? malloc((size_t)s->raw) : &one;
-  if (!dst)
-    return fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
-                "out of memory for %s (%" PRIu64 " bytes)", what, s->raw);
   size_t n = ZSTD_decompress(dst, (size_t)s->raw, src, (size_t)s->stored);
-  if (ZSTD_isError(n) || n != s->raw) {
-    if (dst != &one)
-      free(dst);
-    if (ZSTD_isError(n))
-      return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset, "%s does not decompress (%s)",
-                  what, ZSTD_getErrorName(n));
+  if (ZSTD_isError(n))
+    return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset, "%s does not decompress (%s)",
+                what, ZSTD_getErrorName(n));
+  if (n != s->raw)
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset,
                 "%s decompresses to %zu bytes, expected %" PRIu64, what, n, s->raw);
+  return FRZ_OK;
+}
+
+/* Decompress a section's single zstd frame into a new buffer of exactly
+ * s->raw bytes (*raw; NULL when s->raw is 0). */
+static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **raw)
+{
+  uint8_t one;
+  uint8_t *dst = s->raw ? malloc((size_t)s->raw) : &one;
+  *raw = NULL;
+  if (!dst)
+    return fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
+                "out of memory for %s (%" PRIu64 " bytes)", section_label(s->type), s->raw);
+  frz_status st = inflate_into(d, s, dst);
+  if (st != FRZ_OK) {
+    if (dst != &one)
+      free(dst);
+    return st;
   }
   *raw = dst != &one ? dst : NULL;
   return FRZ_OK;
+}
+
+/* Is frz_record laid out in memory as a RECORDS item is on disk (a
+ * little-endian host, the fields at the spec's offsets, no padding)?  Then
+ * version-1 items decompress straight into the records array. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \
+    defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define RECORD_LAYOUT_MATCHES                                                                  \
+  (sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE && offsetof(frz_record, comm_id) == 8 &&         \
+   offsetof(frz_record, seq) == 16 && offsetof(frz_record, count) == 24 &&                     \
+   offsetof(frz_record, stream) == 32 && offsetof(frz_record, call_site) == 40 &&              \
+   offsetof(frz_record, group_id) == 48 && offsetof(frz_record, t_enqueue_ns) == 56 &&         \
+   offsetof(frz_record, t_start_ns) == 64 && offsetof(frz_record, t_complete_ns) == 72 &&      \
+   offsetof(frz_record, tid) == 80 && offsetof(frz_record, peer) == 84 &&                      \
+   offsetof(frz_record, op) == 88 && offsetof(frz_record, kind) == 90 &&                       \
+   offsetof(frz_record, dir) == 91 && offsetof(frz_record, dtype) == 92 &&                     \
+   offsetof(frz_record, redop) == 93 && offsetof(frz_record, state) == 94 &&                   \
+   offsetof(frz_record, reserved0) == 95 && offsetof(frz_record, flags) == 96 &&               \
+   offsetof(frz_record, result) == 100)
+#else
+#define RECORD_LAYOUT_MATCHES 0
+#endif
+
+/* The RECORDS section decompressed in place into out->records (no second
+ * copy of the decompressed bytes); the same result as inflate_section then
+ * load_items.  Returns 1 when the layout does not allow it (nothing done). */
+static int inflate_records_direct(decoder *d, const dec_section *s, frz_dump *out,
+                                  frz_status *st)
+{
+  if (!RECORD_LAYOUT_MATCHES || s->item_size != sizeof(frz_record) || s->count == 0)
+    return 1;
+  frz_record *recs = malloc((size_t)s->raw);
+  if (!recs) {
+    *st = fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
+               "out of memory for %" PRIu64 " records", s->count);
+    return 0;
+  }
+  *st = inflate_into(d, s, recs);
+  if (*st != FRZ_OK) {
+    free(recs);
+    return 0;
+  }
+  for (uint64_t i = 0; i < s->count; i++)
+    recs[i].reserved0 = 0; /* reserved: ignored, as get_record does */
+  out->records = recs;
+  out->nrecords = s->count;
+  return 0;
 }
 
 /* Convert a known section's raw items into the dump's structures. */
@@ -832,6 +918,8 @@ static frz_status read_section(decoder *d, const dec_section *s, frz_dump *out)
   d->seen[s->type] = 1;
   frz_status st = check_section_sizes(d, s);
   uint8_t *raw = NULL;
+  if (st == FRZ_OK && s->type == FRZ_SEC_RECORDS && !inflate_records_direct(d, s, out, &st))
+    return st;
   if (st == FRZ_OK)
     st = inflate_section(d, s, &raw);
   if (st == FRZ_OK)

@@ -8,9 +8,10 @@ fr_analyze_libanalyze_la_SOURCES = \
 	fr-analyze/libanalyze/straggler.c \
 	fr-analyze/libanalyze/util.c fr-analyze/libanalyze/report_text.c \
 	fr-analyze/libanalyze/report_json.c \
-	fr-analyze/libanalyze/input.h fr-analyze/libanalyze/input.c
-fr_analyze_libanalyze_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
-fr_analyze_libanalyze_la_LIBADD = formats/libfrz.la $(CJSON_LIBS)
+	fr-analyze/libanalyze/input.h fr-analyze/libanalyze/input.c \
+	fr-analyze/libanalyze/parallel.c
+fr_analyze_libanalyze_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(PTHREAD_CFLAGS)
+fr_analyze_libanalyze_la_LIBADD = formats/libfrz.la $(CJSON_LIBS) $(PTHREAD_LIBS)
 
 bin_PROGRAMS += fr-analyze/fr-analyze
 fr_analyze_fr_analyze_SOURCES = fr-analyze/main.c

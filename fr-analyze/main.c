@@ -151,12 +151,11 @@ int main(int argc, char **argv)
     fputs("fr-analyze: out of memory\n", stderr);
     return 2;
   }
-  for (int i = optind; i < argc; i++)
-    if (fa_add_path(a, argv[i])) {
-      fputs("fr-analyze: out of memory\n", stderr);
-      fa_free(a);
-      return 2;
-    }
+  if (fa_add_paths(a, (const char *const *)argv + optind, (uint32_t)(argc - optind))) {
+    fputs("fr-analyze: out of memory\n", stderr);
+    fa_free(a);
+    return 2;
+  }
   if (fa_run(a)) {
     fputs("fr-analyze: out of memory\n", stderr);
     fa_free(a);

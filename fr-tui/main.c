@@ -99,9 +99,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "fr-tui: out of memory\n");
     return 2;
   }
-  for (int i = optind; i < argc; i++)
-    if (fa_add_path(a, argv[i]) < 0)
-      goto nomem;
+  if (fa_add_paths(a, (const char *const *)argv + optind, (uint32_t)(argc - optind)) < 0)
+    goto nomem;
   if (fa_run(a) < 0)
     goto nomem;
   view v;

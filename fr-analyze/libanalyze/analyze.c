@@ -2,6 +2,7 @@
  * roles of its members, inferred missing links) and the analysis driver. */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,15 @@ const frz_record *fa_frame_record(const fa_frame *f, uint32_t entry, uint64_t se
   if (entry >= f->dump.ncomms) return NULL;
   const fa_slice *sl = &f->coll[entry];
   const uint32_t *ix = f->idx + sl->start;
+  if (!sl->len) return NULL;
+  /* retained seqs are usually consecutive: try seq's place from the first
+   * one (the lowest record of that seq), else search */
+  uint64_t first = f->dump.records[ix[0]].seq;
+  if (seq >= first && seq - first < sl->len) {
+    uint32_t k = (uint32_t)(seq - first);
+    if (f->dump.records[ix[k]].seq == seq && (k == 0 || f->dump.records[ix[k - 1]].seq != seq))
+      return &f->dump.records[ix[k]];
+  }
   uint32_t lo = 0, hi = sl->len;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
@@ -254,17 +264,30 @@ int fa_ring_links(fa_analysis *a, fa_comm *c)
 
 /* ---- the driver ------------------------------------------------------------------ */
 
+typedef struct run_ctx {
+  fa_analysis *a;
+  atomic_int failed;
+} run_ctx;
+
+/* The rules of comm i, in order (on a worker thread: they write only to
+ * that comm and read the frames). */
+static void comm_rules(void *ctx, uint32_t i)
+{
+  run_ctx *r = ctx;
+  fa_comm *c = &r->a->comms[i];
+  if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || fa_p2p_comm(r->a, c) ||
+      fa_ring_links(r->a, c))
+    atomic_store(&r->failed, 1);
+}
+
 int fa_run(fa_analysis *a)
 {
   if (a->ran) return 0;
   a->ran = 1;
   if (fa_model_build(a)) return -1;
-  for (uint32_t i = 0; i < a->ncomms; i++) {
-    fa_comm *c = &a->comms[i];
-    if (fa_align_comm(a, c) || fa_mismatch_comm(a, c) || fa_p2p_comm(a, c) ||
-        fa_ring_links(a, c))
-      return -1;
-  }
+  run_ctx rc = {a, 0};
+  fa_parallel_for(a->ncomms, comm_rules, &rc);
+  if (atomic_load(&rc.failed)) return -1;
   if (fa_frames_progress(a) || fa_stragglers(a)) return -1;
   return fa_verdict_build(a);
 }

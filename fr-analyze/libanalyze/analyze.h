@@ -270,6 +270,12 @@ void fa_free(fa_analysis *a);
  * too.  Returns 0, or -1 only when out of memory. */
 int fa_add_path(fa_analysis *a, const char *path);
 
+/* fa_add_path for each of paths[0..npaths), in order, with the files of
+ * all of them read and decoded in parallel (FR_ANALYZE_THREADS threads,
+ * default one per CPU); the result is that of the fa_add_path calls in
+ * turn.  Returns 0, or -1 only when out of memory. */
+int fa_add_paths(fa_analysis *a, const char *const *paths, uint32_t npaths);
+
 /* Add an already-decoded dump.  Takes ownership of *d (its arrays must be
  * malloc'd, as frz_decode makes them; frz_dump_free releases them) and
  * clears *d.  `name` (may be NULL) labels it in reports.  Returns 0 or -1

@@ -32,6 +32,15 @@ const char *fa_field_name(unsigned i);
  * lifecycle ops by name only. */
 char *fa_sig_text(const fa_sig *s, char *buf, size_t len);
 
+/* Threads for parallel work: FR_ANALYZE_THREADS when set (1..64), else the
+ * CPUs this process may run on. */
+unsigned fa_threads(void);
+
+/* Call fn(ctx, i) for every i in [0, n), on up to fa_threads() threads (the
+ * caller's among them); returns when all calls have returned.  fn must only
+ * touch what belongs to its i. */
+void fa_parallel_for(uint32_t n, void (*fn)(void *ctx, uint32_t i), void *ctx);
+
 /* Steps of fa_run, in order. */
 int fa_model_build(fa_analysis *a);        /* model.c: ranks, comms, members */
 int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles */

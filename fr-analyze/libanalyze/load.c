@@ -162,21 +162,41 @@ int fa_add_dump(fa_analysis *a, frz_dump *d, const char *name)
   return 0;
 }
 
-/* Read and decode one file; a failure becomes a problem. */
-static int add_file(fa_analysis *a, const char *path)
-{
-  if (add_file_name(a, path)) return -1;
+/* One input of fa_add_paths, in reading order: a file to decode, or a path
+ * that cannot be used and its problem. */
+typedef struct item {
+  char *path;          /* owned */
+  char *problem;       /* owned; NULL: a file to decode */
+  uint8_t named;       /* goes into a->files */
+  frz_status st;
   frz_dump d;
   frz_error e;
-  memset(&d, 0, sizeof d);
-  memset(&e, 0, sizeof e);
-  frz_status st = fa_read_dump_file(path, &d, &e); /* frz, or PyTorch FR (input.c) */
-  if (st == FRZ_E_NOMEM) return -1;
-  if (st != FRZ_OK) {
-    int has_off = st != FRZ_E_IO && st != FRZ_E_INVALID;
-    return fa_add_problem(a, path, has_off, e.offset, bare_message(&e, path));
+} item;
+
+typedef struct item_list {
+  item *v;
+  uint32_t n, cap;
+} item_list;
+
+/* Append an item; path is copied (or taken over when own is set). */
+static int push_item(item_list *l, char *path, int own, const char *problem, int named)
+{
+  if (fa_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+    if (own) free(path);
+    return -1;
   }
-  return fa_add_dump(a, &d, path);
+  item *it = &l->v[l->n];
+  memset(it, 0, sizeof *it);
+  it->path = own ? path : fa_strdup(path);
+  it->problem = problem ? fa_strdup(problem) : NULL;
+  it->named = (uint8_t)named;
+  if (!it->path || (problem && !it->problem)) {
+    free(it->path);
+    free(it->problem);
+    return -1;
+  }
+  l->n++;
+  return 0;
 }
 
 static int cmp_str(const void *x, const void *y)
@@ -185,13 +205,13 @@ static int cmp_str(const void *x, const void *y)
 }
 
 /* Every regular file of a directory, in name order. */
-static int add_dir(fa_analysis *a, const char *dir)
+static int list_dir(item_list *l, const char *dir)
 {
   DIR *dp = opendir(dir);
   if (!dp) {
     char msg[256];
     snprintf(msg, sizeof msg, "cannot open directory: %s", strerror(errno));
-    return fa_add_problem(a, dir, 0, 0, msg);
+    return push_item(l, (char *)dir, 0, msg, 0);
   }
   char **names = NULL;
   uint32_t n = 0, cap = 0;
@@ -215,24 +235,65 @@ static int add_dir(fa_analysis *a, const char *dir)
     names[n++] = p;
   }
   closedir(dp);
-  if (rc == 0) {
-    if (n) qsort(names, n, sizeof *names, cmp_str);
-    for (uint32_t i = 0; i < n && rc == 0; i++) rc = add_file(a, names[i]);
-  }
-  for (uint32_t i = 0; i < n; i++) free(names[i]);
+  if (rc == 0 && n) qsort(names, n, sizeof *names, cmp_str);
+  uint32_t i = 0;
+  for (; i < n && rc == 0; i++) rc = push_item(l, names[i], 1, NULL, 1);
+  for (; i < n; i++) free(names[i]);
   free(names);
+  return rc;
+}
+
+/* The files a path stands for (a directory's, or itself), or its problem. */
+static int list_path(item_list *l, const char *path)
+{
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
+    return push_item(l, (char *)path, 0, msg, 1);
+  }
+  if (S_ISDIR(st.st_mode)) return list_dir(l, path);
+  return push_item(l, (char *)path, 0, NULL, 1);
+}
+
+/* Read and decode one file of the list (on a worker thread). */
+static void decode_item(void *ctx, uint32_t i)
+{
+  item *it = &((item *)ctx)[i];
+  if (it->problem) return;
+  it->st = fa_read_dump_file(it->path, &it->d, &it->e); /* frz, or PyTorch FR (input.c) */
+}
+
+/* Into the analysis, in list order: file names, dumps and problems. */
+static int take_item(fa_analysis *a, item *it)
+{
+  if (it->named && add_file_name(a, it->path)) return -1;
+  if (it->problem) return fa_add_problem(a, it->path, 0, 0, it->problem);
+  if (it->st == FRZ_E_NOMEM) return -1;
+  if (it->st != FRZ_OK) {
+    int has_off = it->st != FRZ_E_IO && it->st != FRZ_E_INVALID;
+    return fa_add_problem(a, it->path, has_off, it->e.offset, bare_message(&it->e, it->path));
+  }
+  return fa_add_dump(a, &it->d, it->path);
+}
+
+int fa_add_paths(fa_analysis *a, const char *const *paths, uint32_t npaths)
+{
+  item_list l = {NULL, 0, 0};
+  int rc = 0;
+  for (uint32_t i = 0; i < npaths && rc == 0; i++) rc = list_path(&l, paths[i]);
+  if (rc == 0) fa_parallel_for(l.n, decode_item, l.v);
+  for (uint32_t i = 0; i < l.n; i++) {
+    if (rc == 0) rc = take_item(a, &l.v[i]);
+    frz_dump_free(&l.v[i].d); /* taken over by fa_add_dump, else left over */
+    free(l.v[i].path);
+    free(l.v[i].problem);
+  }
+  free(l.v);
   return rc;
 }
 
 int fa_add_path(fa_analysis *a, const char *path)
 {
-  struct stat st;
-  char msg[256];
-  if (stat(path, &st) != 0) {
-    snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
-    if (add_file_name(a, path)) return -1;
-    return fa_add_problem(a, path, 0, 0, msg);
-  }
-  if (S_ISDIR(st.st_mode)) return add_dir(a, path);
-  return add_file(a, path);
+  return fa_add_paths(a, &path, 1);
 }

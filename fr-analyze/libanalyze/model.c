@@ -221,8 +221,10 @@ static unsigned rec_kind(const frz_record *r)
 }
 
 /* Index a frame's records by comm entry: collective/lifecycle records in seq
- * order, p2p records in record order.  Linear apart from the map lookups. */
-static int index_frame(fa_analysis *a, fa_frame *f)
+ * order, p2p records in record order.  Linear apart from the map lookups.
+ * *orphans: records naming a comm missing from the comm table.  Touches
+ * only f (frames are indexed in parallel). */
+static int index_frame(fa_frame *f, uint64_t *orphans_out)
 {
   const frz_dump *d = &f->dump;
   uint32_t nc = d->ncomms, nr = (uint32_t)d->nrecords;
@@ -284,10 +286,7 @@ static int index_frame(fa_analysis *a, fa_frame *f)
       f->coll[map[i].entry] = f->coll[map[i - 1].entry];
       f->p2p[map[i].entry] = f->p2p[map[i - 1].entry];
     }
-  if (orphans &&
-      problemf(a, f->name, "%llu record(s) name a communicator missing from the comm table; ignored",
-               (unsigned long long)orphans))
-    goto out;
+  *orphans_out = orphans;
   rc = 0;
 out:
   free(map);
@@ -518,11 +517,38 @@ static int find_missing(fa_analysis *a)
   return rc;
 }
 
+typedef struct index_ctx {
+  fa_frame *frames;
+  uint64_t *orphans;   /* per frame; UINT64_MAX: out of memory */
+} index_ctx;
+
+static void index_one(void *ctx, uint32_t i)
+{
+  index_ctx *x = ctx;
+  if (index_frame(&x->frames[i], &x->orphans[i])) x->orphans[i] = UINT64_MAX;
+}
+
+/* Every frame's record index (in parallel), then the problems in frame order. */
+static int index_frames(fa_analysis *a)
+{
+  index_ctx x = {a->frames, calloc(a->nframes ? a->nframes : 1, sizeof *x.orphans)};
+  if (!x.orphans) return -1;
+  fa_parallel_for(a->nframes, index_one, &x);
+  int rc = 0;
+  for (uint32_t i = 0; i < a->nframes && rc == 0; i++) {
+    if (x.orphans[i] == UINT64_MAX) rc = -1;
+    else if (x.orphans[i])
+      rc = problemf(a, a->frames[i].name,
+                    "%llu record(s) name a communicator missing from the comm table; ignored",
+                    (unsigned long long)x.orphans[i]);
+  }
+  free(x.orphans);
+  return rc;
+}
+
 int fa_model_build(fa_analysis *a)
 {
-  if (choose_job(a) || order_frames(a) || build_ranks(a)) return -1;
-  for (uint32_t i = 0; i < a->nframes; i++)
-    if (index_frame(a, &a->frames[i])) return -1;
+  if (choose_job(a) || order_frames(a) || build_ranks(a) || index_frames(a)) return -1;
   if (build_comms(a) || find_missing(a)) return -1;
   return 0;
 }

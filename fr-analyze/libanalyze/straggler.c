@@ -4,6 +4,7 @@
  * the ranks that consistently arrive last at completed collectives. */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,55 +136,148 @@ static int common_window(const fa_analysis *a, const fa_comm *c, int64_t *lo, in
   return *hi >= *lo;
 }
 
-/* Is the record at a seq usable for timing: a completed collective? */
-static const frz_record *timed(const fa_analysis *a, const fa_member *m, int64_t seq)
+/* A member's walk over rising seqs: its place in its collective slice. */
+typedef struct walk {
+  const frz_record *recs;
+  const uint32_t *ix;
+  uint32_t len, pos;
+} walk;
+
+/* Start walks for every member of c (all have a dump) at seq lo. */
+static void walks_start(const fa_analysis *a, const fa_comm *c, int64_t lo, walk *w)
 {
-  const frz_record *r = fa_member_record(a, m, (uint64_t)seq);
-  if (!r || r->kind != FRZ_KIND_COLL || r->state != FRZ_STATE_COMPLETED || !r->t_enqueue_ns)
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    const fa_frame *f = &a->frames[m->frame];
+    const fa_slice *sl = &f->coll[m->entry];
+    w[r] = (walk){f->dump.records, f->idx + sl->start, sl->len, 0};
+    uint32_t l = 0, h = sl->len; /* the first record at seq >= lo */
+    while (l < h) {
+      uint32_t mid = l + (h - l) / 2;
+      if (w[r].recs[w[r].ix[mid]].seq < (uint64_t)lo) l = mid + 1;
+      else h = mid;
+    }
+    w[r].pos = l;
+  }
+}
+
+/* The record at a seq usable for timing (a completed collective), the
+ * first of that seq as fa_member_record finds it; seqs must rise. */
+static const frz_record *timed(walk *w, int64_t seq)
+{
+  while (w->pos < w->len && w->recs[w->ix[w->pos]].seq < (uint64_t)seq) w->pos++;
+  if (w->pos >= w->len) return NULL;
+  const frz_record *r = &w->recs[w->ix[w->pos]];
+  if (r->seq != (uint64_t)seq || r->kind != FRZ_KIND_COLL || r->state != FRZ_STATE_COMPLETED ||
+      !r->t_enqueue_ns)
     return NULL;
   return r;
 }
 
-/* Per host, the median over completed collectives of (mean completion time
- * of its members - that of the reference host, the host of the lowest rank). */
-static int estimate_clocks(fa_analysis *a, const int32_t *host)
+/* One (host, sample) clock pair of a comm's collective. */
+typedef struct clock_sample {
+  int32_t host;
+  int64_t ns;
+} clock_sample;
+
+/* What one comm contributes: clock samples, and per member (comm rank) its
+ * lateness at the comm's completed collectives. */
+typedef struct comm_times {
+  clock_sample *smp;
+  uint32_t nsmp, capsmp;
+  fa_straggler *late;  /* per comm rank: ops, late_ops, max_late_ns */
+  int64_t *late_sum;   /* per comm rank: sum of positive lateness */
+} comm_times;
+
+typedef struct times_ctx {
+  fa_analysis *a;
+  const int32_t *host; /* NULL: the lateness pass, else the clock pass */
+  comm_times *ct;      /* per comm */
+  atomic_int failed;
+} times_ctx;
+
+static int comm_clock_samples(const fa_analysis *a, const int32_t *host, const fa_comm *c,
+                              comm_times *ct);
+static int comm_lateness(const fa_analysis *a, const fa_comm *c, comm_times *ct);
+
+/* One pass over comm ci (on a worker thread: it writes only ct[ci]). */
+static void times_one(void *ctx, uint32_t ci)
 {
+  times_ctx *x = ctx;
+  const fa_comm *c = &x->a->comms[ci];
+  if (x->host ? comm_clock_samples(x->a, x->host, c, &x->ct[ci]) : comm_lateness(x->a, c, &x->ct[ci]))
+    atomic_store(&x->failed, 1);
+}
+
+/* Clock samples of comm c: at each seq of its common window, per host, the
+ * mean completion time of its members there minus that of the reference
+ * host (host 0), when both have members there.  Work: the comm's records
+ * (hosts touched at a seq are reset one by one, not the whole table). */
+static int comm_clock_samples(const fa_analysis *a, const int32_t *host, const fa_comm *c,
+                              comm_times *ct)
+{
+  int64_t lo, hi;
+  if (!common_window(a, c, &lo, &hi)) return 0;
   uint32_t nh = a->nhosts;
   int64_t *sum = calloc(nh, sizeof *sum);
-  uint32_t *cnt = calloc(nh, sizeof *cnt), *ns = calloc(nh, sizeof *ns), *caps = calloc(nh, sizeof *caps);
+  uint32_t *cnt = calloc(nh, sizeof *cnt);
+  int32_t *touched = malloc(((size_t)c->size + 1) * sizeof *touched);
+  walk *w = malloc((size_t)c->size * sizeof *w);
+  int rc = -1;
+  if (!sum || !cnt || !touched || !w) goto out;
+  walks_start(a, c, lo, w);
+  for (int64_t s = lo; s <= hi; s++) {
+    uint32_t nt = 0;
+    int64_t base = 0; /* sums relative to the first completion: no overflow */
+    int have_base = 0;
+    for (int32_t r = 0; r < c->size; r++) {
+      const fa_member *m = &c->members[r];
+      const frz_record *rec = timed(&w[r], s);
+      if (!rec || !rec->t_complete_ns) continue;
+      int32_t h = host[m->rank];
+      int64_t t = wall(a, m, rec->t_complete_ns);
+      if (!have_base) {
+        base = t;
+        have_base = 1;
+      }
+      if (!cnt[h]) touched[nt++] = h;
+      sum[h] += (t - base) / 1000;
+      cnt[h]++;
+    }
+    for (uint32_t k = 0; k < nt && cnt[0]; k++) {
+      int32_t h = touched[k];
+      if (h == 0) continue;
+      if (fa_grow(&ct->smp, &ct->capsmp, ct->nsmp + 1, sizeof *ct->smp)) goto out;
+      ct->smp[ct->nsmp++] = (clock_sample){h, (sum[h] / cnt[h] - sum[0] / cnt[0]) * 1000};
+    }
+    for (uint32_t k = 0; k < nt; k++) sum[touched[k]] = cnt[touched[k]] = 0;
+  }
+  rc = 0;
+out:
+  free(sum);
+  free(cnt);
+  free(touched);
+  free(w);
+  return rc;
+}
+
+/* Per host, the median over completed collectives of (mean completion time
+ * of its members - that of the reference host, the host of the lowest rank). */
+static int estimate_clocks(fa_analysis *a, const int32_t *host, comm_times *ct)
+{
+  times_ctx x = {a, host, ct, 0};
+  fa_parallel_for(a->ncomms, times_one, &x);
+  if (atomic_load(&x.failed)) return -1;
+  uint32_t nh = a->nhosts, *ns = calloc(nh, sizeof *ns), *caps = calloc(nh, sizeof *caps);
   int64_t **smp = calloc(nh, sizeof *smp);
   int rc = -1;
-  if (!sum || !cnt || !ns || !caps || !smp) goto out;
-  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
-    const fa_comm *c = &a->comms[ci];
-    int64_t lo, hi;
-    if (!common_window(a, c, &lo, &hi)) continue;
-    for (int64_t s = lo; s <= hi; s++) {
-      memset(sum, 0, nh * sizeof *sum);
-      memset(cnt, 0, nh * sizeof *cnt);
-      int64_t base = 0; /* sums relative to the first completion: no overflow */
-      int have_base = 0;
-      for (int32_t r = 0; r < c->size; r++) {
-        const fa_member *m = &c->members[r];
-        const frz_record *rec = timed(a, m, s);
-        if (!rec || !rec->t_complete_ns) continue;
-        int32_t h = host[m->rank];
-        int64_t t = wall(a, m, rec->t_complete_ns);
-        if (!have_base) {
-          base = t;
-          have_base = 1;
-        }
-        sum[h] += (t - base) / 1000;
-        cnt[h]++;
-      }
-      if (!cnt[0]) continue;
-      for (uint32_t h = 1; h < nh; h++) {
-        if (!cnt[h]) continue;
-        if (fa_grow(&smp[h], &caps[h], ns[h] + 1, sizeof **smp)) goto out;
-        smp[h][ns[h]++] = (sum[h] / cnt[h] - sum[0] / cnt[0]) * 1000;
-      }
+  if (!ns || !caps || !smp) goto out;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++)
+    for (uint32_t k = 0; k < ct[ci].nsmp; k++) {
+      int32_t h = ct[ci].smp[k].host;
+      if (fa_grow(&smp[h], &caps[h], ns[h] + 1, sizeof **smp)) goto out;
+      smp[h][ns[h]++] = ct[ci].smp[k].ns;
     }
-  }
   for (uint32_t h = 1; h < nh; h++) {
     a->hosts[h].samples = ns[h];
     if (!ns[h]) continue;
@@ -195,51 +289,95 @@ static int estimate_clocks(fa_analysis *a, const int32_t *host)
 out:
   for (uint32_t h = 0; smp && h < nh; h++) free(smp[h]);
   free(smp);
-  free(sum);
-  free(cnt);
   free(ns);
   free(caps);
   return rc;
 }
 
-/* Lateness per rank over every completed collective of every comm. */
-static int lateness(fa_analysis *a, fa_straggler *acc, int64_t *sum)
+/* The k-th smallest of v[0..n) (the value v[k] would hold sorted); v is
+ * reordered.  Linear on average (Hoare's selection, middle pivot). */
+static int64_t kth_smallest(int64_t *v, size_t n, size_t k)
 {
-  int32_t maxsize = 0;
-  for (uint32_t ci = 0; ci < a->ncomms; ci++)
-    if (a->comms[ci].size > maxsize) maxsize = a->comms[ci].size;
-  int64_t *t = malloc(((size_t)maxsize + 1) * sizeof *t), *sorted = malloc(((size_t)maxsize + 1) * sizeof *t);
-  if (!t || !sorted) {
-    free(t);
-    free(sorted);
-    return -1;
-  }
-  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
-    const fa_comm *c = &a->comms[ci];
-    int64_t lo, hi;
-    if (!common_window(a, c, &lo, &hi)) continue;
-    for (int64_t s = lo; s <= hi; s++) {
-      int32_t r;
-      for (r = 0; r < c->size; r++) {
-        const frz_record *rec = timed(a, &c->members[r], s);
-        if (!rec) break;
-        t[r] = sorted[r] = wall(a, &c->members[r], rec->t_enqueue_ns);
-      }
-      if (r < c->size) continue; /* not every member has it: no comparison */
-      qsort(sorted, (size_t)c->size, sizeof *sorted, cmp_i64);
-      int64_t med = sorted[c->size / 2];
-      for (r = 0; r < c->size; r++) {
-        fa_straggler *g = &acc[c->members[r].rank];
-        int64_t late = t[r] - med;
-        g->ops++;
-        if (late > 0) sum[c->members[r].rank] += late;
-        if (late > g->max_late_ns) g->max_late_ns = late;
-        if (late > FA_LATE_NS) g->late_ops++;
+  size_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int64_t pivot = v[lo + (hi - lo) / 2];
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i <= j) {
+        int64_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        if (j == 0) break;
+        j--;
       }
     }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break; /* between j and i: equal to the pivot */
   }
+  return v[k];
+}
+
+/* Lateness of comm c's members (by comm rank) over its completed
+ * collectives: arrival behind the median arrival of the members. */
+static int comm_lateness(const fa_analysis *a, const fa_comm *c, comm_times *ct)
+{
+  int64_t lo, hi;
+  if (!common_window(a, c, &lo, &hi)) return 0;
+  size_t n = (size_t)c->size;
+  int64_t *t = malloc(2 * n * sizeof *t), *sorted = t ? t + n : NULL; /* arrivals, and sorted */
+  walk *w = malloc(n * sizeof *w);
+  ct->late = calloc(n, sizeof *ct->late);
+  ct->late_sum = calloc(n, sizeof *ct->late_sum);
+  int rc = -1;
+  if (!t || !w || !ct->late || !ct->late_sum) goto out;
+  walks_start(a, c, lo, w);
+  for (int64_t s = lo; s <= hi; s++) {
+    int32_t r;
+    for (r = 0; r < c->size; r++) {
+      const frz_record *rec = timed(&w[r], s);
+      if (!rec) break;
+      t[r] = sorted[r] = wall(a, &c->members[r], rec->t_enqueue_ns);
+    }
+    if (r < c->size) continue; /* not every member has it: no comparison */
+    int64_t med = kth_smallest(sorted, n, n / 2);
+    for (r = 0; r < c->size; r++) {
+      fa_straggler *g = &ct->late[r];
+      int64_t late = t[r] - med;
+      g->ops++;
+      if (late > 0) ct->late_sum[r] += late;
+      if (late > g->max_late_ns) g->max_late_ns = late;
+      if (late > FA_LATE_NS) g->late_ops++;
+    }
+  }
+  rc = 0;
+out:
   free(t);
-  free(sorted);
+  free(w);
+  return rc;
+}
+
+/* Lateness per rank over every completed collective of every comm. */
+static int lateness(fa_analysis *a, comm_times *ct, fa_straggler *acc, int64_t *sum)
+{
+  times_ctx x = {a, NULL, ct, 0};
+  fa_parallel_for(a->ncomms, times_one, &x);
+  if (atomic_load(&x.failed)) return -1;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    if (!ct[ci].late) continue;
+    for (int32_t r = 0; r < c->size; r++) {
+      const fa_straggler *l = &ct[ci].late[r];
+      fa_straggler *g = &acc[c->members[r].rank];
+      g->ops += l->ops;
+      g->late_ops += l->late_ops;
+      if (l->ops && l->max_late_ns > g->max_late_ns) g->max_late_ns = l->max_late_ns;
+      sum[c->members[r].rank] += ct[ci].late_sum[r];
+    }
+  }
   return 0;
 }
 
@@ -257,10 +395,11 @@ int fa_stragglers(fa_analysis *a)
   int32_t *host = malloc(a->nranks * sizeof *host);
   fa_straggler *acc = calloc(a->nranks, sizeof *acc);
   int64_t *sum = calloc(a->nranks, sizeof *sum);
+  comm_times *ct = calloc(a->ncomms ? a->ncomms : 1, sizeof *ct);
   int rc = -1;
-  if (!host || !acc || !sum || find_hosts(a, host)) goto out;
-  if (a->nhosts > 1 && estimate_clocks(a, host)) goto out;
-  if (lateness(a, acc, sum)) goto out;
+  if (!host || !acc || !sum || !ct || find_hosts(a, host)) goto out;
+  if (a->nhosts > 1 && estimate_clocks(a, host, ct)) goto out;
+  if (lateness(a, ct, acc, sum)) goto out;
   v->stragglers = malloc(a->nranks * sizeof *v->stragglers);
   if (!v->stragglers) goto out;
   /* consistently late: behind the median by more than FA_LATE_NS at half the
@@ -275,6 +414,12 @@ int fa_stragglers(fa_analysis *a)
   qsort(v->stragglers, v->nstragglers, sizeof *v->stragglers, cmp_straggler);
   rc = 0;
 out:
+  for (uint32_t i = 0; ct && i < a->ncomms; i++) {
+    free(ct[i].smp);
+    free(ct[i].late);
+    free(ct[i].late_sum);
+  }
+  free(ct);
   free(host);
   free(acc);
   free(sum);

@@ -1,6 +1,7 @@
 # tests/bench/: `make bench` — what the recorder costs: added time per
 # intercepted call, dump time and size of a full ring, peak memory (README,
-# "Recorder overhead").  Built on demand: neither `make all` nor `make check`
+# "Recorder overhead"); and how fast fr-analyze and fr-tui read a big hang
+# (BENCHMARKS.md).  Built on demand: neither `make all` nor `make check`
 # builds or runs any of it.
 
 ## A libnccl.so.2 whose calls return at once (the simulator's do real work).
@@ -8,7 +9,8 @@ EXTRA_LTLIBRARIES = tests/bench/libnccl.la
 tests_bench_libnccl_la_SOURCES = tests/bench/fake_nccl.c
 tests_bench_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/bench -version-info 2:0:0 -no-undefined
 
-BENCH_PROGS = tests/bench/fr-bench tests/bench/fr-bench-dump
+BENCH_PROGS = tests/bench/fr-bench tests/bench/fr-bench-dump tests/bench/fr-synth tests/bench/fr-measure \
+	tests/bench/fr-bench-load
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
@@ -17,12 +19,28 @@ tests_bench_fr_bench_dump_SOURCES = tests/bench/fr-bench-dump.c tests/bench/benc
 tests_bench_fr_bench_dump_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la formats/libfrz.la \
 	$(ZSTD_LIBS) $(PTHREAD_LIBS)
 tests_bench_fr_bench_dump_LDFLAGS = $(AM_LDFLAGS) -no-install
+## The synthetic hung job whose dumps the analyzer benchmarks read.
+tests_bench_fr_synth_SOURCES = tests/bench/fr-synth.c tests/bench/synth.c tests/bench/synth.h \
+	tests/bench/synth_pickle.c
+tests_bench_fr_synth_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_bench_fr_synth_LDADD = formats/libfrz.la $(ZSTD_LIBS) $(PTHREAD_LIBS)
+tests_bench_fr_measure_SOURCES = tests/bench/fr-measure.c
+tests_bench_fr_bench_load_SOURCES = tests/bench/fr-bench-load.c
+tests_bench_fr_bench_load_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) -I$(top_srcdir)/fr-analyze/libanalyze
+tests_bench_fr_bench_load_LDADD = fr-analyze/libanalyze.la $(ZSTD_LIBS)
 CLEANFILES += $(BENCH_PROGS) tests/bench/libnccl.la
 
-EXTRA_DIST += tests/bench/run-bench.sh
+EXTRA_DIST += tests/bench/run-bench.sh tests/bench/run-bench-analyze.sh
+# `make bench`: the recorder's tables, then the analyzer's (BENCHMARKS.md);
+# `make bench-recorder` and `make bench-analyze` run one of them.
 bench: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh
-.PHONY: bench
+	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
+bench-recorder: all $(BENCH_PROGS)
+	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh
+bench-analyze: all $(BENCH_PROGS)
+	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
+.PHONY: bench bench-recorder bench-analyze
 clean-local: clean-local-bench
 clean-local-bench:
 	-rm -rf $(top_builddir)/bench-out $(top_builddir)/tests/bench/.libs

@@ -1,0 +1,218 @@
+#!/bin/bash
+# run-bench-analyze.sh — `make bench-analyze` (also run by `make bench`): how
+# fast fr-analyze and fr-tui read a big hang's dumps, with the goal beside
+# each figure (BENCHMARKS.md).  Run with tests/testenv.sh sourced.
+#
+#  1. tests/bench/fr-synth writes the dumps of a synthetic hung job
+#     (tests/bench/synth.h: world, TP, PP and DP communicators, 16 calls per
+#     training step, ranks x records; one rank never enters the last world
+#     AllReduce) into a scratch directory — no simulator run.
+#  2. fr-analyze on each size (text report), fr-tui --batch (the first
+#     screen) on some; tests/bench/fr-measure gives wall time, CPU time (all
+#     threads) and peak RSS; the verdict is checked (the culprit named).
+#  3. The load phase alone (read, decompress, decode: fa_add_paths) by
+#     tests/bench/fr-bench-load, on all cores and on one, in records/s; and
+#     zstd's own speed on the same frames (fr-bench-load --zstd) as the
+#     ceiling of any decoder of this format.
+#  4. The other hang kinds (mismatch, deadlock cycle) at 1,024 ranks, and the
+#     same lag job in PyTorch Flight Recorder pickle form read by our
+#     importer; with PyTorch installed, torchfrtrace on those files too.
+#
+# Knobs (environment): FR_BENCH_SCRATCH (where the dumps go; default
+# $TMPDIR or /tmp), FR_BENCH_SIZES (RANKSxRECORDS list; default the issue's:
+# "1024x4096 4096x4096 16384x4096 1024x16384"), FR_BENCH_REPS (runs per
+# size up to 4,096 ranks; default 3, median kept), FR_BENCH_BIG_REPS (runs
+# at 16,384 ranks; default 1), FR_BENCH_PT (ranks x records of the PyTorch
+# form; default 1024x1024; "none" skips it), FR_BENCH_KEEP=1 (keep the dumps).
+set -u
+
+: "${FR_BUILDDIR:?run through make bench-analyze}"
+bench="$FR_BUILDDIR/tests/bench"
+out="$FR_BUILDDIR/bench-out/analyze"
+sizes=${FR_BENCH_SIZES:-"1024x4096 4096x4096 16384x4096 1024x16384"}
+reps=${FR_BENCH_REPS:-3}
+big_reps=${FR_BENCH_BIG_REPS:-1}
+pt_size=${FR_BENCH_PT:-1024x1024}
+scratch_base=${FR_BENCH_SCRATCH:-${TMPDIR:-/tmp}}
+scratch=$(mktemp -d "$scratch_base/fr-bench-analyze.XXXXXX") || exit 1
+cleanup() { [ "${FR_BENCH_KEEP:-0}" = 1 ] || rm -rf "$scratch"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "run-bench-analyze: $*" >&2; exit 1; }
+note() { echo "run-bench-analyze: $*" >&2; }
+# field NAME LINE: the value of NAME=... in LINE.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+
+rm -rf "$out" && mkdir -p "$out" || exit 1
+: >"$out/results.txt"
+
+# Room for the largest set (about 19 bytes a record, pickles 450) plus margin.
+need_kib=0
+for s in $sizes; do
+  r=$((${s%x*} * ${s#*x} * 24 / 1024))
+  [ "$r" -gt "$need_kib" ] && need_kib=$r
+done
+avail=$(df -Pk "$scratch" | awk 'NR == 2 { print $4 }')
+[ "${avail:-0}" -gt "$need_kib" ] ||
+  fail "$scratch: $((avail / 1024)) MiB free, the largest dump set needs $((need_kib / 1024)) MiB (set FR_BENCH_SCRATCH)"
+
+declare -a rows
+# row LABEL WALL CPU RSS_MIB RATE GOAL VERDICT
+row() { rows+=("$(printf '%-46s %8s %8s %9s %10s   %s' "$1" "$2" "$3" "$4" "$5" "$6${7:+ ($7)}")"); }
+verdict() { # value limit
+  awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l) ? "met" : "MISSED" }'
+}
+verdict_ge() { awk -v v="$1" -v l="$2" 'BEGIN { print (v >= l) ? "met" : "MISSED" }'; }
+
+# median of the measure lines in $1 by wall_s: the whole line
+median_line() {
+  sort -t= -k2 -g <<<"$1" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'
+}
+
+# measure_n N OUTFILE CMD...: run N times, print the median line
+measure_n() {
+  local n=$1 o=$2 lines="" m
+  shift 2
+  for ((k = 0; k < n; k++)); do
+    m=$("$bench/fr-measure" -o "$o" "$@") || fail "cannot run $1"
+    lines+="${lines:+$'\n'}${m#measure }"
+  done
+  echo "$lines" >>"$out/results.txt"
+  median_line "$lines"
+}
+
+# gen DIR RANKS RECORDS [fr-synth options]
+gen() {
+  local d=$1 n=$2 m=$3 line
+  shift 3
+  note "writing $n ranks x $m records ($*) ..."
+  line=$("$bench/fr-synth" -n "$n" -m "$m" "$@" "$d") || fail "fr-synth failed"
+  echo "$line" >>"$out/results.txt"
+  echo "$line"
+}
+
+# goals of fr-analyze by size (seconds), "-" none
+analyze_goal() {
+  case $1 in
+    16384x4096) echo 30 ;;
+    4096x4096) echo 8 ;;
+    *) echo - ;;
+  esac
+}
+
+declare -a lin
+for s in $sizes; do
+  n=${s%x*} m=${s#*x}
+  d="$scratch/lag-$s"
+  g=$(gen "$d" "$n" "$m" -f lag)
+  culprit=$(field culprit "$g")
+  recs=$(field records "$g")
+  k=$reps
+  [ "$n" -ge 16384 ] && k=$big_reps
+  note "fr-analyze on $s ($k runs) ..."
+  r=$(measure_n "$k" "$out/analyze-$s.txt" "$FR_ANALYZE" "$d")
+  [ "$(field rc "$r")" = 1 ] || fail "fr-analyze on $s: exit status $(field rc "$r"), not 1 (hang)"
+  grep -q "rank $culprit never entered" "$out/analyze-$s.txt" || fail "fr-analyze on $s: culprit $culprit not named"
+  w=$(field wall_s "$r") c=$(field cpu_s "$r") kib=$(field peak_kib "$r")
+  goal=$(analyze_goal "$s")
+  ns=$(calc %.0f "$w * 1e9 / $recs")
+  lin+=("$(printf '%-14s %12s %10s %9s' "$s" "$recs" "$ns" "$(calc %.0f "$kib * 1024 / $recs")")")
+  if [ "$goal" = - ]; then
+    row "fr-analyze, $n ranks x $m records" "$w" "$c" "$((kib / 1024))" "$ns" "-"
+  else
+    row "fr-analyze, $n ranks x $m records" "$w" "$c" "$((kib / 1024))" "$ns" "<= $goal s" \
+      "$(verdict "$w" "$goal")"
+  fi
+  if [ "$s" = 16384x4096 ]; then
+    row "  peak RSS of that run (MiB)" "" "" "$((kib / 1024))" "" "<= 8192 MiB" "$(verdict "$((kib / 1024))" 8192)"
+  fi
+  case $s in
+    1024x4096 | 16384x4096 | 1024x16384)
+      note "fr-tui --batch on $s ..."
+      r=$(measure_n "$k" "$out/tui-$s.txt" "$FR_TUI" --batch "$d")
+      [ "$(field rc "$r")" = 0 ] || fail "fr-tui --batch on $s: exit status $(field rc "$r")"
+      grep -q "rank $culprit never entered" "$out/tui-$s.txt" || fail "fr-tui on $s: culprit $culprit not named"
+      w=$(field wall_s "$r")
+      tgoal=- tverdict=""
+      if [ "$n" -le 1024 ]; then # issue #6: the first screen of 1,024 ranks in under a second
+        tgoal="< 1 s" tverdict=$(verdict "$w" 1)
+      fi
+      row "fr-tui --batch first screen, $n x $m" "$w" "$(field cpu_s "$r")" "$(($(field peak_kib "$r") / 1024))" \
+        "$(calc %.0f "$w * 1e9 / $recs")" "$tgoal" "$tverdict"
+      ;;
+  esac
+  if [ "$s" = 1024x4096 ] || [ "$s" = 4096x4096 ]; then
+    note "load phase on $s ..."
+    l2=$("$bench/fr-bench-load" "$d" "$reps") || fail "fr-bench-load"
+    l1=$(FR_ANALYZE_THREADS=1 "$bench/fr-bench-load" "$d" "$reps") || fail "fr-bench-load"
+    z=$("$bench/fr-bench-load" --zstd "$d" "$reps") || fail "fr-bench-load --zstd"
+    printf '%s\n' "$l2" "$l1" "$z" >>"$out/results.txt"
+    rate2=$(calc %.1f "$(field rec_per_s "$l2") / 1e6")
+    rate1=$(calc %.1f "$(field rec_per_s "$l1") / 1e6")
+    percpu=$(calc %.1f "$(field rec_per_cpu_s "$l2") / 1e6")
+    zr=$(calc %.1f "$(field rec_per_s "$z") / 1e6")
+    row "load alone, $s, all cores (M rec/s)" "$(field wall_s_med "$l2")" "$(field cpu_s_med "$l2")" "" "$rate2" "-"
+    row "load alone, $s, per core (M rec/CPU s)" "" "" "" "$percpu" ">= 20" "$(verdict_ge "$percpu" 20)"
+    row "load alone, $s, one thread (M rec/s)" "$(field wall_s_med "$l1")" "$(field cpu_s_med "$l1")" "" "$rate1" ">= 20" \
+      "$(verdict_ge "$rate1" 20)"
+    row "  zstd alone on the same frames (M rec/s)" "$(field wall_s_med "$z")" "" "" "$zr" "-"
+  fi
+  if [ "$s" = 1024x4096 ]; then
+    for f in mismatch cycle; do
+      fd="$scratch/$f-$s"
+      gen "$fd" "$n" "$m" -f "$f" >/dev/null
+      r=$(measure_n "$reps" "$out/analyze-$f-$s.txt" "$FR_ANALYZE" "$fd")
+      want=$([ "$f" = cycle ] && echo deadlock || echo mismatch)
+      grep -q "^verdict: $want" "$out/analyze-$f-$s.txt" || fail "fr-analyze on the $f job: no $want verdict"
+      row "fr-analyze, $f, $n x $m" "$(field wall_s "$r")" "$(field cpu_s "$r")" \
+        "$(($(field peak_kib "$r") / 1024))" "$(calc %.0f "$(field wall_s "$r") * 1e9 / $recs")" "-"
+      rm -rf "$fd"
+    done
+  fi
+  rm -rf "$d"
+done
+
+pt_cmd=""
+if [ "$pt_size" != none ]; then
+  n=${pt_size%x*} m=${pt_size#*x}
+  pd="$scratch/pytorch-$pt_size"
+  g=$(gen "$pd" "$n" "$m" -f lag --pytorch)
+  culprit=$(field culprit "$g")
+  recs=$(field records "$g")
+  note "fr-analyze on the PyTorch pickles ..."
+  r=$(measure_n "$reps" "$out/analyze-pytorch-$pt_size.txt" "$FR_ANALYZE" "$pd")
+  grep -q "rank $culprit never entered" "$out/analyze-pytorch-$pt_size.txt" ||
+    fail "fr-analyze on the PyTorch pickles: culprit $culprit not named"
+  row "fr-analyze, PyTorch FR pickles, $n x $m" "$(field wall_s "$r")" "$(field cpu_s "$r")" \
+    "$(($(field peak_kib "$r") / 1024))" "$(calc %.0f "$(field wall_s "$r") * 1e9 / $recs")" "-"
+  pt_cmd="$bench/fr-synth -n $n -m $m -f lag --pytorch DIR && time torchfrtrace DIR --prefix nccl_trace_rank_"
+  if command -v torchfrtrace >/dev/null 2>&1; then
+    note "torchfrtrace on the same pickles ..."
+    r=$(measure_n 1 "$out/torchfrtrace-$pt_size.txt" torchfrtrace "$pd" --prefix nccl_trace_rank_)
+    row "torchfrtrace (PyTorch), same pickles" "$(field wall_s "$r")" "$(field cpu_s "$r")" \
+      "$(($(field peak_kib "$r") / 1024))" "$(calc %.0f "$(field wall_s "$r") * 1e9 / $recs")" "-"
+  fi
+  [ "${FR_BENCH_KEEP:-0}" = 1 ] || rm -rf "$pd"
+fi
+
+# ---- the tables ----
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+echo
+echo "Analyzer speed: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+case "${FR_SAN_CFLAGS-}" in
+  *sanitize*) echo "WARNING: sanitizer build ($FR_SAN_CFLAGS): these figures do not describe a release build" ;;
+esac
+printf '%-46s %8s %8s %9s %10s   %s\n' "figure" "wall s" "CPU s" "peak MiB" "ns/record" "goal"
+printf '%s\n' "${rows[@]}"
+echo
+echo "Linear in ranks x records (fr-analyze, lag job): wall time and peak RSS per record"
+printf '%-14s %12s %10s %9s\n' "ranks x recs" "records" "ns/record" "B/record"
+printf '%s\n' "${lin[@]}"
+echo
+echo "median of $reps runs ($big_reps at 16,384 ranks); load: median of $reps; raw results in $out"
+if [ -n "$pt_cmd" ] && ! command -v torchfrtrace >/dev/null 2>&1; then
+  echo "PyTorch's analyzer (torchfrtrace) is not installed here; with PyTorch, time it on the same files:"
+  echo "  $pt_cmd"
+fi
