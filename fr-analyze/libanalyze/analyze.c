@@ -280,6 +280,16 @@ static void comm_rules(void *ctx, uint32_t i)
     atomic_store(&r->failed, 1);
 }
 
+/* Whether the verdict cannot rest on stragglers (fa_verdict_build): some
+ * communicator has a mismatch, or one is stuck and not every rank
+ * progressed between frames (which would make the stuck op merely slow). */
+static int stuck_or_mismatch(const fa_analysis *a)
+{
+  for (uint32_t i = 0; i < a->ncomms; i++)
+    if (a->comms[i].has_mismatch || (a->comms[i].stuck && !a->verdict.frames_progress)) return 1;
+  return 0;
+}
+
 int fa_run(fa_analysis *a)
 {
   if (a->ran) return 0;
@@ -288,6 +298,7 @@ int fa_run(fa_analysis *a)
   run_ctx rc = {a, 0};
   fa_parallel_for(a->ncomms, comm_rules, &rc);
   if (atomic_load(&rc.failed)) return -1;
-  if (fa_frames_progress(a) || fa_stragglers(a)) return -1;
+  if (fa_frames_progress(a)) return -1;
+  if ((!a->stragglers_if_needed || !stuck_or_mismatch(a)) && fa_stragglers(a)) return -1;
   return fa_verdict_build(a);
 }

@@ -237,10 +237,11 @@ static frz_dump dump_of(job *j, int r)
 }
 
 /* Analyse the job in memory. */
-static fa_analysis *analyse(job *j)
+static fa_analysis *analyse_opt(job *j, int stragglers_if_needed)
 {
   fa_analysis *a = fa_new();
   ck_assert_ptr_nonnull(a);
+  a->stragglers_if_needed = stragglers_if_needed;
   for (int r = 0; r < j->n; r++) {
     if (j->absent[r]) continue;
     frz_dump d = dump_of(j, r);
@@ -255,6 +256,8 @@ static fa_analysis *analyse(job *j)
   }
   return a;
 }
+
+static fa_analysis *analyse(job *j) { return analyse_opt(j, 0); }
 
 /* Write rank r's dump as DIR/NAME. */
 static void write_rank(job *j, int r, const char *dir, const char *name)
@@ -1179,6 +1182,34 @@ START_TEST(test_straggler_ranking)
 }
 END_TEST
 
+/* stragglers_if_needed (fr-tui): a job with stragglers and no hang still
+ * gets them; the same job hung at its end skips the pass (no stragglers,
+ * no clock offsets) and keeps the same hang verdict as a full run. */
+START_TEST(test_stragglers_if_needed)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 20);
+  for (uint64_t k = 0; k < j->nrec[6]; k++) j->rec[6][k].t_enqueue_ns += 50 * DT;
+  fa_analysis *a = analyse_opt(j, 1);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_STRAGGLER);
+  ck_assert_uint_eq(a->verdict.nstragglers, 1);
+  ck_assert_int_eq(a->verdict.stragglers[0].rank, 6);
+  fa_free(a);
+  for (int r = 0; r < 7; r++) step(j, r, WORLD, FRZ_STATE_STARTED);
+  fa_analysis *full = analyse_opt(j, 0), *lazy = analyse_opt(j, 1);
+  ck_assert_int_eq(full->verdict.status, FA_STATUS_HANG);
+  ck_assert_uint_eq(full->verdict.nstragglers, 1);
+  ck_assert_int_eq(lazy->verdict.status, FA_STATUS_HANG);
+  ck_assert_uint_eq(lazy->verdict.nstragglers, 0);
+  ck_assert_str_eq(lazy->verdict.summary, full->verdict.summary);
+  RANKS_EQ(&lazy->verdict.root_cause, 7);
+  fa_free(full);
+  fa_free(lazy);
+  job_free(j);
+}
+END_TEST
+
 /* A host whose wall clock is 5 s ahead: the offset is estimated from the
  * completions and nobody is called late for it. */
 START_TEST(test_clock_skew)
@@ -1309,6 +1340,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_lone_dump_inconclusive);
   tcase_add_test(t, test_scale);
   tcase_add_test(t, test_straggler_ranking);
+  tcase_add_test(t, test_stragglers_if_needed);
   tcase_add_test(t, test_clock_skew);
   tcase_add_test(t, test_chain_root);
   tcase_add_test(t, test_teardown_cycle);
