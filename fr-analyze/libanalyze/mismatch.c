@@ -143,43 +143,52 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
     if (!sl->len) continue;
     cur[nc++] = (cursor){f->dump.records, f->idx + sl->start, sl->len, 0, r};
   }
-  for (;;) {
-    /* the next seq: the smallest one any cursor points at */
-    uint64_t s = UINT64_MAX;
-    int any = 0;
-    for (uint32_t i = 0; i < nc; i++)
-      if (cur[i].pos < cur[i].len) {
-        uint64_t q = cur[i].recs[cur[i].ix[cur[i].pos]].seq;
-        if (!any || q < s) s = q;
-        any = 1;
-      }
-    if (!any) break;
+  /* the first seq: the smallest one any cursor points at */
+  uint64_t s = UINT64_MAX;
+  int any = 0;
+  for (uint32_t i = 0; i < nc; i++)
+    if (cur[i].pos < cur[i].len) {
+      uint64_t q = cur[i].recs[cur[i].ix[cur[i].pos]].seq;
+      if (!any || q < s) s = q;
+      any = 1;
+    }
+  while (any) {
+    /* one pass: the members' calls at seq s, and the next seq (the
+     * smallest one a cursor points at after it) */
     uint32_t n = 0, teardown = 0;
     int differs = 0;
     fa_sig ref = {0, -1, 0, 0, 0};
+    uint64_t next = UINT64_MAX;
+    any = 0;
     for (uint32_t i = 0; i < nc; i++) {
       cursor *k = &cur[i];
-      if (k->pos >= k->len || k->recs[k->ix[k->pos]].seq != s) continue;
+      if (k->pos >= k->len) continue;
       const frz_record *rec = &k->recs[k->ix[k->pos]];
-      fa_sig sg = sig_of(rec);
-      if (n == 0) ref = sg;
-      else if (!differs) differs = sig_cmp(&sg, &ref) != 0;
-      at[n++] = (at_seq){sg, k->comm_rank, rec->state == FRZ_STATE_COMPLETED};
-      if (fa_is_teardown(rec->op)) teardown++;
-      while (k->pos < k->len && k->recs[k->ix[k->pos]].seq == s) k->pos++;
+      if (rec->seq == s) {
+        fa_sig sg = sig_of(rec);
+        if (n == 0) ref = sg;
+        else if (!differs) differs = sig_cmp(&sg, &ref) != 0;
+        at[n++] = (at_seq){sg, k->comm_rank, rec->state == FRZ_STATE_COMPLETED};
+        if (fa_is_teardown(rec->op)) teardown++;
+        while (k->pos < k->len && k->recs[k->ix[k->pos]].seq == s) k->pos++;
+        if (k->pos >= k->len) continue;
+        rec = &k->recs[k->ix[k->pos]];
+      }
+      if (!any || rec->seq < next) next = rec->seq;
+      any = 1;
     }
     /* some members left the comm where others go on: those are ahead
      * (analyze.c), not calling something else; nothing later aligns */
     if (teardown && teardown < n) break;
-    if (!differs) continue;
-    if (!c->has_mismatch) {
+    if (differs && !c->has_mismatch) {
       c->has_mismatch = 1;
       c->mismatch.seq = s;
       if (make_groups(&c->mismatch, at, n)) goto out;
-    } else {
+    } else if (differs) {
       c->mismatch.later++;
       c->mismatch.last_seq = s;
     }
+    s = next;
   }
   rc = 0;
 out:
