@@ -162,9 +162,7 @@ static void after_call(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_
                                (uint64_t)(cnt), (int)(dt), (int)(ro), (int)(rt),    \
                                FRZ_DIR_NONE, stream, __builtin_return_address(0), &id))
 
-/* Send/Recv: the next seq of (comm, peer, direction); UINT64_MAX for a peer
- * outside the comm (NCCL will reject the call). */
-static uint64_t p2p_seq(fr_comm *c, int peer, int dir) {
+uint64_t fr_p2p_seq(fr_comm *c, int peer, int dir) {
   if (!c->p2p_seq || peer < 0 || peer >= c->nranks) return UINT64_MAX;
   return atomic_fetch_add_explicit(&c->p2p_seq[(size_t)peer * 2 + (size_t)dir - 1], 1,
                                    memory_order_relaxed);
@@ -172,7 +170,7 @@ static uint64_t p2p_seq(fr_comm *c, int peer, int dir) {
 
 #define FR_P2P(code, Name, params, args, dir)                                       \
   FR_WRAPPER_(Name, params, args,                                                   \
-              s = fr_rec_begin(c, FRZ_OP_##Name, FRZ_KIND_P2P, p2p_seq(c, peer, dir), \
+              s = fr_rec_begin(c, FRZ_OP_##Name, FRZ_KIND_P2P, fr_p2p_seq(c, peer, dir), \
                                (uint64_t)count, (int)datatype, -1, peer, dir, stream, \
                                __builtin_return_address(0), &id))
 
