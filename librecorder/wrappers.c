@@ -66,6 +66,10 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->redop = (redop < 0 || redop > 254) ? 255 : (uint8_t)redop;
   __atomic_store_n(&r->state, (uint8_t)FRZ_STATE_ENQUEUED, __ATOMIC_RELAXED);
   r->reserved0 = 0;
+  r->nccl_seq = UINT64_MAX; /* until NCCL's profiler describes it */
+  r->algo = FRZ_ALGO_UNKNOWN;
+  r->proto = FRZ_PROTO_UNKNOWN;
+  r->nchannels = 0;
   __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP : 0u), __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
