@@ -31,8 +31,8 @@
 
 #define MEMORY_NAME "<memory>"
 #define NSECTIONS_V1 3
-#define NSECTIONS_MAX 5   /* with the optional CALLSITES and BACKTRACES sections */
-#define SEC_TYPES_KNOWN 7 /* seen[] covers types 0..6 */
+#define NSECTIONS_MAX 7   /* with the optional CALLSITES, BACKTRACES, PROXY, KERNELCH sections */
+#define SEC_TYPES_KNOWN 9 /* seen[] covers types 0..8 */
 #define DEFAULT_LEVEL 3
 #define MAX_LEVEL 19
 
@@ -308,6 +308,12 @@ static void put_record(uint8_t *p, const frz_record *r)
   put8(p, 95, 0); /* reserved */
   put32(p, 96, r->flags);
   put32(p, 100, (uint32_t)r->result);
+  put64(p, 104, r->nccl_seq); /* version 2 */
+  put8(p, 112, r->algo);
+  put8(p, 113, r->proto);
+  put8(p, 114, r->nchannels);
+  put8(p, 115, 0);
+  put32(p, 116, 0);
 }
 
 static void get_record(const uint8_t *p, frz_record *r)
@@ -334,6 +340,82 @@ static void get_record(const uint8_t *p, frz_record *r)
   r->reserved0 = 0;
   r->flags = get32(p, 96);
   r->result = (int32_t)get32(p, 100);
+  r->nccl_seq = UINT64_MAX;
+  r->algo = FRZ_ALGO_UNKNOWN;
+  r->proto = FRZ_PROTO_UNKNOWN;
+}
+
+/* The fields RECORDS version 2 appended (1.2), when the item has them. */
+static void get_record_v2(const uint8_t *p, frz_record *r)
+{
+  r->nccl_seq = get64(p, 104);
+  r->algo = get8(p, 112);
+  r->proto = get8(p, 113);
+  r->nchannels = get8(p, 114);
+}
+
+static void put_proxy(uint8_t *p, const frz_proxy *x)
+{
+  memset(p, 0, FRZ_PROXY_ITEM_SIZE);
+  put64(p, 0, x->comm_id);
+  put64(p, 8, x->seq);
+  put64(p, 16, x->steps_posted);
+  put64(p, 24, x->steps_done);
+  put64(p, 32, x->t_last_ns);
+  put32(p, 40, (uint32_t)x->peer);
+  put8(p, 44, x->channel);
+  put8(p, 45, x->dir);
+  put8(p, 46, x->kind);
+  put32(p, 48, x->state);
+  put32(p, 52, x->ops_posted);
+  put32(p, 56, x->ops_done);
+  put32(p, 60, (uint32_t)x->rank);
+}
+
+static void get_proxy(const uint8_t *p, void *out)
+{
+  frz_proxy *x = out;
+  memset(x, 0, sizeof *x);
+  x->comm_id = get64(p, 0);
+  x->seq = get64(p, 8);
+  x->steps_posted = get64(p, 16);
+  x->steps_done = get64(p, 24);
+  x->t_last_ns = get64(p, 32);
+  x->peer = (int32_t)get32(p, 40);
+  x->channel = get8(p, 44);
+  x->dir = get8(p, 45);
+  x->kind = get8(p, 46);
+  x->state = get32(p, 48);
+  x->ops_posted = get32(p, 52);
+  x->ops_done = get32(p, 56);
+  x->rank = (int32_t)get32(p, 60);
+}
+
+static void put_kernel_ch(uint8_t *p, const frz_kernel_ch *k)
+{
+  memset(p, 0, FRZ_KERNEL_CH_ITEM_SIZE);
+  put64(p, 0, k->comm_id);
+  put64(p, 8, (uint64_t)k->started_seq);
+  put64(p, 16, (uint64_t)k->stopped_seq);
+  put64(p, 24, k->t_last_ns);
+  put32(p, 32, k->channel);
+  put32(p, 36, k->started);
+  put32(p, 40, k->stopped);
+  put32(p, 44, (uint32_t)k->rank);
+}
+
+static void get_kernel_ch(const uint8_t *p, void *out)
+{
+  frz_kernel_ch *k = out;
+  memset(k, 0, sizeof *k);
+  k->comm_id = get64(p, 0);
+  k->started_seq = (int64_t)get64(p, 8);
+  k->stopped_seq = (int64_t)get64(p, 16);
+  k->t_last_ns = get64(p, 24);
+  k->channel = get32(p, 32);
+  k->started = get32(p, 36);
+  k->stopped = get32(p, 40);
+  k->rank = (int32_t)get32(p, 44);
 }
 
 static void put_callsite(uint8_t *p, const frz_callsite *c)
@@ -407,6 +489,7 @@ const frz_callsite *frz_find_callsite(const frz_dump *d, uint64_t address)
 /* One section as the encoder lays it out. */
 typedef struct {
   uint32_t type;
+  uint32_t version;
   uint32_t item_size;
   uint64_t count;
   uint64_t offset, stored, raw;
@@ -416,8 +499,9 @@ typedef struct {
 /* Serialise items [0, count) of section `s` into `raw`. */
 static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *proc,
                          const frz_comm *comms, const frz_record *records,
-                         const frz_callsite *sites, const frz_backtrace *bts)
+                         const frz_callsite *sites, const frz_extras *x)
 {
+  const frz_backtrace *bts = x ? x->backtraces : NULL;
   for (uint64_t i = 0; i < s->count; i++) {
     uint8_t *p = raw + i * s->item_size;
     if (s->type == FRZ_SEC_PROCESS)
@@ -428,6 +512,10 @@ static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *
       put_callsite(p, &sites[i]);
     else if (s->type == FRZ_SEC_BACKTRACES)
       put_backtrace(p, &bts[i]);
+    else if (s->type == FRZ_SEC_PROXY)
+      put_proxy(p, &x->proxy[i]);
+    else if (s->type == FRZ_SEC_KERNELCH)
+      put_kernel_ch(p, &x->kernel_ch[i]);
     else
       put_record(p, &records[i]);
   }
@@ -447,7 +535,7 @@ static void encode_header(uint8_t *out, const enc_section *secs, uint32_t n)
   for (uint32_t i = 0; i < n; i++) {
     uint8_t *e = out + FRZ_HEADER_SIZE + (size_t)i * FRZ_SECTION_ENTRY_SIZE;
     put32(e, 0, secs[i].type);
-    put32(e, 4, FRZ_SECTION_VERSION);
+    put32(e, 4, secs[i].version);
     put64(e, 8, secs[i].offset);
     put64(e, 16, secs[i].stored);
     put64(e, 24, secs[i].raw);
@@ -488,8 +576,8 @@ static frz_status check_encode_args(const frz_process *proc, const frz_comm *com
   if (level < 0 || level > MAX_LEVEL)
     return fail(err, FRZ_E_INVALID, NULL, 0,
                 "frz_encode: compression level %d out of range (0..%d)", level, MAX_LEVEL);
-  if (nrecords > FRZ_SECTION_RAW_MAX / FRZ_RECORD_ITEM_SIZE ||
-      nrecords > (SIZE_MAX / 2) / FRZ_RECORD_ITEM_SIZE)
+  if (nrecords > FRZ_SECTION_RAW_MAX / FRZ_RECORD_ITEM_SIZE_V2 ||
+      nrecords > (SIZE_MAX / 2) / FRZ_RECORD_ITEM_SIZE_V2)
     return fail(err, FRZ_E_INVALID, NULL, 0,
                 "frz_encode: %" PRIu64 " records exceed the section size limit", nrecords);
   return FRZ_OK;
@@ -514,10 +602,13 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
   uint32_t nsites = x ? x->ncallsites : 0;
   const frz_backtrace *bts = x ? x->backtraces : NULL;
   uint64_t nbts = x ? x->nbacktraces : 0;
-  if ((nsites && !sites_in) || (nbts && !bts))
+  uint64_t nproxy = x ? x->nproxy : 0;
+  uint32_t nkch = x ? x->nkernel_ch : 0;
+  if ((nsites && !sites_in) || (nbts && !bts) || (nproxy && !x->proxy) || (nkch && !x->kernel_ch))
     return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: NULL extras with a nonzero count");
-  if (nbts > FRZ_SECTION_RAW_MAX / FRZ_BACKTRACE_ITEM_SIZE)
-    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: too many backtraces");
+  if (nbts > FRZ_SECTION_RAW_MAX / FRZ_BACKTRACE_ITEM_SIZE ||
+      nproxy > FRZ_SECTION_RAW_MAX / FRZ_PROXY_ITEM_SIZE)
+    return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: too many backtraces or proxy items");
   *out = NULL;
   *out_len = 0;
   frz_callsite *sites = NULL; /* written sorted, so readers can bsearch */
@@ -528,19 +619,21 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
     memcpy(sites, sites_in, (size_t)nsites * sizeof *sites);
     qsort(sites, nsites, sizeof *sites, cmp_site);
   }
-  enc_section secs[NSECTIONS_MAX] = {
-      {FRZ_SEC_PROCESS, FRZ_PROCESS_ITEM_SIZE, 1, 0, 0, 0, 0},
-      {FRZ_SEC_COMMS, FRZ_COMM_ITEM_SIZE, ncomms, 0, 0, 0, 0},
-      {FRZ_SEC_RECORDS, FRZ_RECORD_ITEM_SIZE, nrecords, 0, 0, 0, 0},
-      {FRZ_SEC_CALLSITES, FRZ_CALLSITE_ITEM_SIZE, nsites, 0, 0, 0, 0},
-      {FRZ_SEC_BACKTRACES, FRZ_BACKTRACE_ITEM_SIZE, nbts, 0, 0, 0, 0},
+  const enc_section all[NSECTIONS_MAX] = {
+      {FRZ_SEC_PROCESS, FRZ_SECTION_VERSION, FRZ_PROCESS_ITEM_SIZE, 1, 0, 0, 0, 0},
+      {FRZ_SEC_COMMS, FRZ_SECTION_VERSION, FRZ_COMM_ITEM_SIZE, ncomms, 0, 0, 0, 0},
+      {FRZ_SEC_RECORDS, FRZ_RECORDS_VERSION, FRZ_RECORD_ITEM_SIZE_V2, nrecords, 0, 0, 0, 0},
+      {FRZ_SEC_CALLSITES, FRZ_SECTION_VERSION, FRZ_CALLSITE_ITEM_SIZE, nsites, 0, 0, 0, 0},
+      {FRZ_SEC_BACKTRACES, FRZ_SECTION_VERSION, FRZ_BACKTRACE_ITEM_SIZE, nbts, 0, 0, 0, 0},
+      {FRZ_SEC_PROXY, FRZ_SECTION_VERSION, FRZ_PROXY_ITEM_SIZE, nproxy, 0, 0, 0, 0},
+      {FRZ_SEC_KERNELCH, FRZ_SECTION_VERSION, FRZ_KERNEL_CH_ITEM_SIZE, nkch, 0, 0, 0, 0},
   };
-  /* the optional sections only when they hold something */
-  int nsec = NSECTIONS_V1;
-  if (nsites)
-    nsec++;
-  if (nbts)
-    secs[nsec++] = secs[NSECTIONS_MAX - 1];
+  /* the three required sections, then the optional ones that hold something */
+  enc_section secs[NSECTIONS_MAX];
+  int nsec = 0;
+  for (int i = 0; i < NSECTIONS_MAX; i++)
+    if (i < NSECTIONS_V1 || all[i].count)
+      secs[nsec++] = all[i];
   size_t table_end = FRZ_HEADER_SIZE + (size_t)nsec * FRZ_SECTION_ENTRY_SIZE;
   size_t cap = table_end + 4, max_raw = 0;
   for (int i = 0; i < nsec; i++) {
@@ -558,7 +651,7 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
   }
   size_t pos = table_end + 4;
   for (int i = 0; i < nsec; i++) {
-    encode_items(&secs[i], raw, proc, comms, records, sites, bts);
+    encode_items(&secs[i], raw, proc, comms, records, sites, x);
     size_t n = ZSTD_compress2(cctx, buf + pos, cap - pos, raw, (size_t)secs[i].raw);
     if (ZSTD_isError(n)) {
       st = fail(err, FRZ_E_NOMEM, NULL, pos, "zstd compression failed: %s",
@@ -616,6 +709,8 @@ static const char *section_label(uint32_t type)
   case FRZ_SEC_RECORDS: return "records section";
   case FRZ_SEC_CALLSITES: return "call-sites section";
   case FRZ_SEC_BACKTRACES: return "backtraces section";
+  case FRZ_SEC_PROXY: return "proxy section";
+  case FRZ_SEC_KERNELCH: return "kernel-channel section";
   default: return "section";
   }
 }
@@ -627,6 +722,8 @@ static uint32_t min_item_size(uint32_t type)
   case FRZ_SEC_COMMS: return FRZ_COMM_ITEM_SIZE;
   case FRZ_SEC_CALLSITES: return FRZ_CALLSITE_ITEM_SIZE;
   case FRZ_SEC_BACKTRACES: return FRZ_BACKTRACE_ITEM_SIZE;
+  case FRZ_SEC_PROXY: return FRZ_PROXY_ITEM_SIZE;
+  case FRZ_SEC_KERNELCH: return FRZ_KERNEL_CH_ITEM_SIZE;
   default: return FRZ_RECORD_ITEM_SIZE;
   }
 }
@@ -634,7 +731,8 @@ static uint32_t min_item_size(uint32_t type)
 static int is_known_type(uint32_t type)
 {
   return type == FRZ_SEC_PROCESS || type == FRZ_SEC_COMMS || type == FRZ_SEC_RECORDS ||
-         type == FRZ_SEC_CALLSITES || type == FRZ_SEC_BACKTRACES;
+         type == FRZ_SEC_CALLSITES || type == FRZ_SEC_BACKTRACES || type == FRZ_SEC_PROXY ||
+         type == FRZ_SEC_KERNELCH;
 }
 
 /* Check the magic and the version: the 12 bytes every major keeps. */
@@ -747,7 +845,8 @@ static frz_status check_section_sizes(decoder *d, const dec_section *s)
   if (s->type == FRZ_SEC_PROCESS && s->count != 1)
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
                 "process section holds %" PRIu64 " items (must be 1)", s->count);
-  if ((s->type == FRZ_SEC_COMMS || s->type == FRZ_SEC_CALLSITES) && s->count > UINT32_MAX)
+  if ((s->type == FRZ_SEC_COMMS || s->type == FRZ_SEC_CALLSITES || s->type == FRZ_SEC_KERNELCH) &&
+      s->count > UINT32_MAX)
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
                 "%s holds %" PRIu64 " items (limit %" PRIu32 ")", section_label(s->type), s->count,
                 UINT32_MAX);
@@ -801,12 +900,13 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
 }
 
 /* Is frz_record laid out in memory as a RECORDS item is on disk (a
- * little-endian host, the fields at the spec's offsets, no padding)?  Then
- * version-1 items decompress straight into the records array. */
+ * little-endian host, the fields at the spec's offsets, no padding before
+ * the last field)?  Then version-2 items (1.2) decompress straight into the
+ * records array; version-1 items (104 bytes) go through get_record. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \
     defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define RECORD_LAYOUT_MATCHES                                                                  \
-  (sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE && offsetof(frz_record, comm_id) == 8 &&         \
+  (sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE_V2 && offsetof(frz_record, comm_id) == 8 &&         \
    offsetof(frz_record, seq) == 16 && offsetof(frz_record, count) == 24 &&                     \
    offsetof(frz_record, stream) == 32 && offsetof(frz_record, call_site) == 40 &&              \
    offsetof(frz_record, group_id) == 48 && offsetof(frz_record, t_enqueue_ns) == 56 &&         \
@@ -816,7 +916,9 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
    offsetof(frz_record, dir) == 91 && offsetof(frz_record, dtype) == 92 &&                     \
    offsetof(frz_record, redop) == 93 && offsetof(frz_record, state) == 94 &&                   \
    offsetof(frz_record, reserved0) == 95 && offsetof(frz_record, flags) == 96 &&               \
-   offsetof(frz_record, result) == 100)
+   offsetof(frz_record, result) == 100 && offsetof(frz_record, nccl_seq) == 104 &&             \
+   offsetof(frz_record, algo) == 112 && offsetof(frz_record, proto) == 113 &&                  \
+   offsetof(frz_record, nchannels) == 114)
 #else
 #define RECORD_LAYOUT_MATCHES 0
 #endif
@@ -827,7 +929,7 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
 static int inflate_records_direct(decoder *d, const dec_section *s, frz_dump *out,
                                   frz_status *st)
 {
-  if (!RECORD_LAYOUT_MATCHES || s->item_size != sizeof(frz_record) || s->count == 0)
+  if (!RECORD_LAYOUT_MATCHES || s->version < 2 || s->item_size != sizeof(frz_record) || s->count == 0)
     return 1;
   frz_record *recs = malloc((size_t)s->raw);
   if (!recs) {
@@ -840,11 +942,28 @@ static int inflate_records_direct(decoder *d, const dec_section *s, frz_dump *ou
     free(recs);
     return 0;
   }
-  for (uint64_t i = 0; i < s->count; i++)
-    recs[i].reserved0 = 0; /* reserved: ignored, as get_record does */
+  for (uint64_t i = 0; i < s->count; i++) { /* reserved bytes: ignored, as get_record does */
+    recs[i].reserved0 = 0;
+    memset((uint8_t *)&recs[i] + 115, 0, sizeof(frz_record) - 115);
+  }
   out->records = recs;
   out->nrecords = s->count;
   return 0;
+}
+
+/* Decode a section's items with `get` into a new array of `elem`-byte
+ * structures (*arr). */
+static frz_status load_array(decoder *d, const dec_section *s, const uint8_t *raw, size_t elem,
+                             void **arr, void (*get)(const uint8_t *, void *))
+{
+  uint8_t *v = calloc((size_t)s->count, elem);
+  *arr = v;
+  if (!v)
+    return fail(d->err, FRZ_E_NOMEM, d->name, s->offset, "out of memory for the %" PRIu64 " items of the %s",
+                s->count, section_label(s->type));
+  for (uint64_t i = 0; i < s->count; i++)
+    get(raw + i * s->item_size, v + i * elem);
+  return FRZ_OK;
 }
 
 /* Convert a known section's raw items into the dump's structures. */
@@ -878,6 +997,14 @@ static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *ra
     qsort(out->backtraces, (size_t)out->nbacktraces, sizeof *out->backtraces, cmp_bt);
     return FRZ_OK;
   }
+  if (s->type == FRZ_SEC_PROXY) {
+    out->nproxy = s->count;
+    return load_array(d, s, raw, sizeof *out->proxy, (void **)&out->proxy, get_proxy);
+  }
+  if (s->type == FRZ_SEC_KERNELCH) {
+    out->nkernel_ch = (uint32_t)s->count;
+    return load_array(d, s, raw, sizeof *out->kernel_ch, (void **)&out->kernel_ch, get_kernel_ch);
+  }
   if (s->type == FRZ_SEC_CALLSITES) {
     out->callsites = calloc((size_t)s->count, sizeof *out->callsites);
     if (!out->callsites)
@@ -894,8 +1021,12 @@ static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *ra
     return fail(d->err, FRZ_E_NOMEM, d->name, s->offset,
                 "out of memory for %" PRIu64 " records", s->count);
   out->nrecords = s->count;
-  for (uint64_t i = 0; i < s->count; i++)
+  int v2 = s->version >= 2 && s->item_size >= FRZ_RECORD_ITEM_SIZE_V2;
+  for (uint64_t i = 0; i < s->count; i++) {
     get_record(raw + i * s->item_size, &out->records[i]);
+    if (v2)
+      get_record_v2(raw + i * s->item_size, &out->records[i]);
+  }
   return FRZ_OK;
 }
 
@@ -995,6 +1126,8 @@ void frz_dump_free(frz_dump *d)
   free(d->records);
   free(d->callsites);
   free(d->backtraces);
+  free(d->proxy);
+  free(d->kernel_ch);
   memset(d, 0, sizeof *d);
 }
 

@@ -25,7 +25,7 @@ extern "C" {
 /* Format version written by this codec.  Readers accept every minor of a
  * major they know and reject a newer major. */
 #define FRZ_VERSION_MAJOR 1
-#define FRZ_VERSION_MINOR 1
+#define FRZ_VERSION_MINOR 2
 
 /* ---- op codes (stable, on disk), generated from nccl_api.def ------------ */
 typedef enum {
@@ -105,13 +105,20 @@ typedef struct frz_process {
   uint64_t frame_time_ns;    /* CLOCK_MONOTONIC when this frame was taken */
   uint64_t trigger_time_ns;  /* CLOCK_MONOTONIC of the trigger (frame 0) */
   int32_t trigger_rank;      /* global rank that caused the trigger, -1 self/unknown */
-  uint32_t flags;            /* reserved, 0 */
+  uint32_t flags;            /* FRZ_PF_* (since 1.2) */
   uint64_t records_total;    /* records ever written in this process */
   uint64_t records_dropped;  /* overwritten by the ring before this dump */
   uint32_t ring_capacity;    /* FR_BUFFER_ENTRIES */
   uint32_t reserved0;
   char trigger_text[FRZ_TEXT_MAX]; /* human text, e.g. "seq 37 AllReduce waited 60 s" */
 } frz_process;
+
+/* Process flags (since 1.2) */
+enum {
+  FRZ_PF_PROFILER_LOADED = 1u << 0,  /* NCCL loaded the recorder as its profiler plugin */
+  FRZ_PF_PROFILER_FOREIGN = 1u << 1, /* NCCL_PROFILER_PLUGIN named another plugin: left alone */
+  FRZ_PF_PROFILER_OFF = 1u << 2      /* FR_PROFILER_MASK=0: the plugin was not offered to NCCL */
+};
 
 /* Comm flags */
 enum {
@@ -170,7 +177,53 @@ typedef struct frz_record {
   uint8_t reserved0;
   uint32_t flags;            /* FRZ_RF_* */
   int32_t result;            /* ncclResult_t returned; -1 not returned yet */
+  /* since 1.2 (RECORDS version 2): what NCCL's profiler plugin said of it */
+  uint64_t nccl_seq;         /* NCCL's own seqNumber of the collective; UINT64_MAX unknown */
+  uint8_t algo;              /* FRZ_ALGO_*; 255 unknown */
+  uint8_t proto;             /* FRZ_PROTO_*; 255 unknown */
+  uint8_t nchannels;         /* channels NCCL used; 0 unknown */
 } frz_record;
+
+/* NCCL's algorithms and protocols (the profiler's strings, coded as NCCL
+ * numbers them: NCCL_ALGO_* and NCCL_PROTO_*); 255 unknown. */
+enum {
+  FRZ_ALGO_TREE = 0, FRZ_ALGO_RING = 1, FRZ_ALGO_COLLNET_DIRECT = 2, FRZ_ALGO_COLLNET_CHAIN = 3,
+  FRZ_ALGO_NVLS = 4, FRZ_ALGO_NVLS_TREE = 5, FRZ_ALGO_PAT = 6, FRZ_ALGO_UNKNOWN = 255
+};
+enum { FRZ_PROTO_LL = 0, FRZ_PROTO_LL128 = 1, FRZ_PROTO_SIMPLE = 2, FRZ_PROTO_UNKNOWN = 255 };
+
+/* Progress of one (comm, channel, peer, direction) connection as NCCL's
+ * profiler plugin reported it (since 1.2, PROXY section): proxy steps are
+ * the units a network proxy moves; states are NCCL's numeric
+ * ncclProfilerEventState_t values (SendGPUWait 8, SendPeerWait 20,
+ * SendWait 9, RecvWait 10, RecvFlushWait 11, RecvGPUWait 12). */
+typedef struct frz_proxy {
+  uint64_t comm_id;
+  uint64_t seq;              /* seq of the op of the latest proxy op here; UINT64_MAX unknown */
+  uint64_t steps_posted;     /* proxy steps started, ever */
+  uint64_t steps_done;       /* proxy steps stopped, ever */
+  uint64_t t_last_ns;        /* last state change (CLOCK_MONOTONIC); 0 never */
+  int32_t peer;              /* comm rank of the other side */
+  uint8_t channel;
+  uint8_t dir;               /* FRZ_DIR_SEND / FRZ_DIR_RECV */
+  uint8_t kind;              /* frz_kind of that op (COLL or P2P); 0 unknown */
+  uint32_t state;            /* state of the oldest unfinished step, else the last one; 0 none */
+  uint32_t ops_posted;       /* proxy ops started */
+  uint32_t ops_done;         /* proxy ops stopped */
+  int32_t rank;              /* comm rank of this end (a process may hold several) */
+} frz_proxy;
+
+/* The kernel's progress on one (comm, channel) (since 1.2, KERNELCH
+ * section): seqs of the latest op whose KernelCh event started / stopped. */
+typedef struct frz_kernel_ch {
+  uint64_t comm_id;
+  int64_t started_seq;       /* -1 none */
+  int64_t stopped_seq;       /* -1 none */
+  uint64_t t_last_ns;        /* last start or stop */
+  uint32_t channel;
+  uint32_t started, stopped; /* KernelCh events started / stopped, ever */
+  int32_t rank;              /* comm rank */
+} frz_kernel_ch;
 
 /* Where a call came from: a return address symbolised by the writer with
  * dladdr (since 1.1, CALLSITES section). */
@@ -199,6 +252,10 @@ typedef struct frz_extras {
   uint32_t ncallsites;
   const frz_backtrace *backtraces;
   uint64_t nbacktraces;
+  const frz_proxy *proxy;               /* since 1.2 */
+  uint64_t nproxy;
+  const frz_kernel_ch *kernel_ch;       /* since 1.2 */
+  uint32_t nkernel_ch;
 } frz_extras;
 
 /* A decoded dump.  Arrays are owned; free with frz_dump_free. */
@@ -214,6 +271,10 @@ typedef struct frz_dump {
   uint32_t ncallsites;
   frz_backtrace *backtraces; /* in record-id order; may be empty */
   uint64_t nbacktraces;
+  frz_proxy *proxy;          /* proxy progress (1.2); may be empty */
+  uint64_t nproxy;
+  frz_kernel_ch *kernel_ch;  /* kernel channel progress (1.2); may be empty */
+  uint32_t nkernel_ch;
 } frz_dump;
 
 /* ---- errors ----------------------------------------------------------- */
@@ -250,7 +311,8 @@ frz_status frz_encode(const frz_process *proc, const frz_comm *comms, uint32_t n
                       void **out, size_t *out_len, frz_error *err);
 
 /* frz_encode with the optional parts too: a CALLSITES section when
- * x->ncallsites > 0, a BACKTRACES section when x->nbacktraces > 0 (x may be
+ * x->ncallsites > 0, a BACKTRACES section when x->nbacktraces > 0, PROXY
+ * and KERNELCH sections when x->nproxy / x->nkernel_ch > 0 (x may be
  * NULL). */
 frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_t ncomms,
                          const frz_record *records, uint64_t nrecords, const frz_extras *x,
@@ -287,6 +349,13 @@ const char *frz_redop_name(unsigned redop);  /* "sum", ...; "none" for 255 */
 const char *frz_state_name(unsigned state);  /* "enqueued", ... */
 const char *frz_trigger_name(unsigned trigger); /* "timeout", ... */
 const char *frz_status_name(frz_status s);
+const char *frz_algo_name(unsigned algo);    /* "Ring", ...; "unknown" for 255 */
+const char *frz_proto_name(unsigned proto);  /* "Simple", ... */
+/* NCCL's algorithm / protocol string (profiler) as a code; 255 unknown. */
+unsigned frz_algo_from_name(const char *name);
+unsigned frz_proto_from_name(const char *name);
+/* Name of an NCCL profiler state value: "SendPeerWait", ...; "state#N". */
+const char *frz_proxy_state_name(unsigned state);
 /* Parse an op name ("AllReduce", case-insensitive); FRZ_OP_NONE if unknown. */
 unsigned frz_op_from_name(const char *name);
 /* Parse a dtype name ("float32", "f32", "bf16", ...); -1 if unknown. */
@@ -306,9 +375,12 @@ size_t frz_dtype_size(unsigned dtype);
 #define FRZ_SECTION_ENTRY_SIZE 48  /* one section-table entry */
 #define FRZ_PROCESS_ITEM_SIZE 352  /* PROCESS section item */
 #define FRZ_COMM_ITEM_SIZE 104     /* COMMS section item */
-#define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item */
+#define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item, version 1 (the minimum) */
+#define FRZ_RECORD_ITEM_SIZE_V2 120 /* RECORDS item written since 1.2 (version 2) */
 #define FRZ_CALLSITE_ITEM_SIZE 160 /* CALLSITES section item (since 1.1) */
 #define FRZ_BACKTRACE_ITEM_SIZE 144 /* BACKTRACES section item (since 1.1) */
+#define FRZ_PROXY_ITEM_SIZE 64     /* PROXY section item (since 1.2) */
+#define FRZ_KERNEL_CH_ITEM_SIZE 48 /* KERNELCH section item (since 1.2) */
 
 /* Largest uncompressed section a reader accepts (4 GiB). */
 #define FRZ_SECTION_RAW_MAX ((uint64_t)1 << 32)
@@ -318,12 +390,16 @@ enum {
   FRZ_SEC_PROCESS = 1,
   FRZ_SEC_COMMS = 2,
   FRZ_SEC_RECORDS = 3,
+  FRZ_SEC_PROXY = 4,     /* optional, since 1.2 */
   FRZ_SEC_CALLSITES = 5, /* optional, since 1.1 */
-  FRZ_SEC_BACKTRACES = 6 /* optional, since 1.1 */
+  FRZ_SEC_BACKTRACES = 6, /* optional, since 1.1 */
+  FRZ_SEC_KERNELCH = 8   /* optional, since 1.2 */
 };
 
-/* Version of each section's item layout written by this codec. */
+/* Version of each section's item layout written by this codec (RECORDS:
+ * FRZ_RECORDS_VERSION). */
 #define FRZ_SECTION_VERSION 1
+#define FRZ_RECORDS_VERSION 2
 
 /* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320) of `len` bytes,
  * continuing from `crc` (start with 0).  frz_crc32(0, "123456789", 9) ==

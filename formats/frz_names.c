@@ -191,6 +191,50 @@ const char *frz_status_name(frz_status s)
   return unknown_name("status", (unsigned)s);
 }
 
+/* NCCL's names (NCCL_ALGO_* / NCCL_PROTO_* order), as the profiler spells them. */
+static const char *const algo_names[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
+                                         "NVLS", "NVLSTree", "PAT"};
+static const char *const proto_names[] = {"LL", "LL128", "Simple"};
+
+const char *frz_algo_name(unsigned algo)
+{
+  if (algo < sizeof algo_names / sizeof algo_names[0])
+    return algo_names[algo];
+  return algo == FRZ_ALGO_UNKNOWN ? "unknown" : unknown_name("algo", algo);
+}
+
+const char *frz_proto_name(unsigned proto)
+{
+  if (proto < sizeof proto_names / sizeof proto_names[0])
+    return proto_names[proto];
+  return proto == FRZ_PROTO_UNKNOWN ? "unknown" : unknown_name("proto", proto);
+}
+
+unsigned frz_algo_from_name(const char *name)
+{
+  int i = name ? find_name(algo_names, sizeof algo_names / sizeof algo_names[0], name) : -1;
+  return i < 0 ? FRZ_ALGO_UNKNOWN : (unsigned)i;
+}
+
+unsigned frz_proto_from_name(const char *name)
+{
+  int i = name ? find_name(proto_names, sizeof proto_names / sizeof proto_names[0], name) : -1;
+  return i < 0 ? FRZ_PROTO_UNKNOWN : (unsigned)i;
+}
+
+/* ncclProfilerEventState_t values 8..24 (NCCL's profiler interface). */
+static const char *const proxy_state_names[] = {
+    "SendGPUWait", "SendWait", "RecvWait", "RecvFlushWait", "RecvGPUWait", "CtrlIdle",
+    "CtrlActive", "CtrlSleep", "CtrlWakeup", "CtrlAppend", "CtrlAppendEnd", "OpInProgress",
+    "SendPeerWait", "NetPluginUpdate", "KernelChStop", "EndGroupApiStart", "BeginGroupApiEnd"};
+
+const char *frz_proxy_state_name(unsigned state)
+{
+  if (state >= 8 && state - 8 < sizeof proxy_state_names / sizeof proxy_state_names[0])
+    return proxy_state_names[state - 8];
+  return unknown_name("state", state);
+}
+
 /* ---- file naming (frz.md, "File naming") ------------------------------------ */
 
 /* Is c allowed as is in the job part of a dump file name? */

@@ -167,6 +167,12 @@ static cJSON *record_obj(jb *j, const frz_record *r, uint64_t ref)
   add(j, o, "start_ms", rel_ms(j, r->t_start_ns, ref));
   add(j, o, "complete_ms", rel_ms(j, r->t_complete_ns, ref));
   add(j, o, "flags", flags(j, r->flags, rec_flags, 5));
+  if (r->nccl_seq != UINT64_MAX) { /* NCCL's profiler described it (frz 1.2) */
+    add(j, o, "nccl_seq", u64(j, r->nccl_seq));
+    add(j, o, "algo", str(j, frz_algo_name(r->algo)));
+    add(j, o, "proto", str(j, frz_proto_name(r->proto)));
+    add(j, o, "nchannels", u64(j, r->nchannels));
+  }
   return o;
 }
 

@@ -145,6 +145,9 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
     fprintf(o, ", at %s",
             utc(p->anchor_realtime_ns + (p->frame_time_ns - p->anchor_monotonic_ns), s1, sizeof s1));
   fputc('\n', o);
+  if (p->flags & FRZ_PF_PROFILER_LOADED) fputs("profiler:  loaded by NCCL as its profiler plugin\n", o);
+  if (p->flags & FRZ_PF_PROFILER_FOREIGN) fputs("profiler:  NCCL_PROFILER_PLUGIN named another plugin\n", o);
+  if (p->flags & FRZ_PF_PROFILER_OFF) fputs("profiler:  off (FR_PROFILER_MASK=0)\n", o);
   fprintf(o, "records:   %llu retained of %llu written, %llu dropped (ring of %u)\n",
           (unsigned long long)d->nrecords, (unsigned long long)p->records_total,
           (unsigned long long)p->records_dropped, p->ring_capacity);
@@ -245,6 +248,36 @@ static void print_sites(FILE *o, const frz_dump *d)
   }
 }
 
+/* NCCL's per-connection and per-channel progress (frz 1.2 PROXY, KERNELCH). */
+static void print_progress(FILE *o, const frz_dump *d, uint64_t ref)
+{
+  char h[17], t[32], seq[24];
+  if (d->nproxy) {
+    fprintf(o, "\nproxy progress: %llu\n", (unsigned long long)d->nproxy);
+    fprintf(o, "  %-16s %4s %-4s %5s %6s %10s %10s %-14s %12s %s\n", "comm", "chan", "dir", "peer", "seq",
+            "posted", "done", "state", "last", "ops");
+    for (uint64_t i = 0; i < d->nproxy; i++) {
+      const frz_proxy *x = &d->proxy[i];
+      if (x->seq == UINT64_MAX) snprintf(seq, sizeof seq, "-");
+      else snprintf(seq, sizeof seq, "%llu", (unsigned long long)x->seq);
+      fprintf(o, "  %-16s %4u %-4s %5d %6s %10llu %10llu %-14s %12s %u/%u\n", hex_or_dash(x->comm_id, h),
+              x->channel, x->dir == FRZ_DIR_SEND ? "send" : "recv", x->peer, seq,
+              (unsigned long long)x->steps_posted, (unsigned long long)x->steps_done,
+              x->state ? frz_proxy_state_name(x->state) : "-", rel_ms(x->t_last_ns, ref, t, sizeof t),
+              x->ops_done, x->ops_posted);
+    }
+  }
+  if (d->nkernel_ch) {
+    fprintf(o, "\nkernel channels: %u\n", d->nkernel_ch);
+    fprintf(o, "  %-16s %4s %11s %11s %12s\n", "comm", "chan", "started_seq", "stopped_seq", "last");
+    for (uint32_t i = 0; i < d->nkernel_ch; i++) {
+      const frz_kernel_ch *k = &d->kernel_ch[i];
+      fprintf(o, "  %-16s %4u %11lld %11lld %12s\n", hex_or_dash(k->comm_id, h), k->channel,
+              (long long)k->started_seq, (long long)k->stopped_seq, rel_ms(k->t_last_ns, ref, t, sizeof t));
+    }
+  }
+}
+
 int fd_print_text(FILE *o, const char *name, const frz_dump *d)
 {
   const frz_process *p = &d->process;
@@ -252,6 +285,7 @@ int fd_print_text(FILE *o, const char *name, const frz_dump *d)
   print_process(o, name, d, ref);
   print_comms(o, d);
   print_records(o, d, ref);
+  print_progress(o, d, ref);
   print_sites(o, d);
   return ferror(o) ? -1 : 0;
 }

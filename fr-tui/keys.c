@@ -106,6 +106,9 @@ void keys_show_links(view *v)
             v->a->comms[l->comm].id, l->seq);
     if (l->channel >= 0)
       fprintf(m, " channel %d", l->channel);
+    if (l->evidence)
+      fprintf(m, " stopped in %s for %.1f s (proxy progress)",
+              l->state ? frz_proxy_state_name(l->state) : "?", (double)l->stalled_ns / 1e9);
     fprintf(m, "%s%s\n", l->inferred ? " (inferred from ring order)" : "", l->p2p ? " (p2p)" : "");
   }
   fclose(m);

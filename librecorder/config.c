@@ -24,6 +24,20 @@ static uint32_t env_uint(const char *name, uint32_t def, uint32_t lo, uint32_t h
   return (uint32_t)x;
 }
 
+/* FR_PROFILER_MASK: NCCL profiler event bits (decimal or 0x hex, < 2^16). */
+static int env_mask(const char *name, int def) {
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  char *end;
+  errno = 0;
+  unsigned long x = strtoul(v, &end, 0);
+  if (errno || *end || v[0] == '-' || x > 0xffff) {
+    fr_log("%s=\"%.40s\" is not an event mask (a number below 0x10000); using 0x%x", name, v, def);
+    return def;
+  }
+  return (int)x;
+}
+
 /* Parse FR_<name> as a boolean (1/0, yes/no, on/off, true/false). */
 static int env_bool(const char *name, int def) {
   const char *v = getenv(name);
@@ -85,5 +99,6 @@ void fr_config_load(fr_config *c) {
   c->dump_on_crash = env_bool("FR_DUMP_ON_CRASH", 1);
   c->backtrace_depth = env_uint("FR_BACKTRACE", 0, 0, FRZ_BACKTRACE_MAX);
   c->trigger_file = env_bool("FR_TRIGGER_FILE", 1);
+  c->profiler_mask = env_mask("FR_PROFILER_MASK", FR_PROFILER_DEFAULT_MASK);
   fr_env_job_id(c->job_id, sizeof c->job_id);
 }

@@ -12,14 +12,19 @@
   if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed) || fr_in_wrapper) \
     return call;
 
-/* Register the child of `parent` returned in *newcomm. */
-static fr_comm *add_child(fr_comm *parent, ncclComm_t *newcomm, ncclResult_t r, uint64_t cid,
-                          uint32_t flags) {
-  if (!parent || (r != ncclSuccess && r != ncclInProgress) || !newcomm || !*newcomm) return NULL;
-  int n, rk;
-  fr_comm_ask_size(*newcomm, &n, &rk);
-  if (r == ncclInProgress) flags |= FRZ_CF_PENDING;
-  return fr_comm_add((uintptr_t)*newcomm, cid, parent->comm_id, n, rk, flags);
+/* Register the child of `parent` returned in *newcomm and bind the
+ * profiler context announced in `slot` to it. */
+static fr_comm *add_child(int slot, fr_comm *parent, ncclComm_t *newcomm, ncclResult_t r,
+                          uint64_t cid, uint32_t flags) {
+  fr_comm *c = NULL;
+  if (parent && (r == ncclSuccess || r == ncclInProgress) && newcomm && *newcomm) {
+    int n, rk;
+    fr_comm_ask_size(*newcomm, &n, &rk);
+    if (r == ncclInProgress) flags |= FRZ_CF_PENDING;
+    c = fr_comm_add((uintptr_t)*newcomm, cid, parent->comm_id, n, rk, flags);
+  }
+  fr_prof_pending_done(slot, c, r == ncclInProgress);
+  return c;
 }
 
 FR_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
@@ -35,11 +40,11 @@ FR_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
     index = atomic_fetch_add(&parent->nsplits, 1);
     s = fr_life_begin(parent, FRZ_OP_CommSplit, FRZ_KIND_LIFE, __builtin_return_address(0), &id);
   }
+  uint64_t cid = parent ? fr_comm_id_from_split(parent->comm_id, index, color) : 0;
+  int slot = parent && color != NCCL_SPLIT_NOCOLOR ? fr_prof_pending_add(cid, -1, -1) : -1;
   ncclResult_t r = real(comm, color, key, newcomm, config);
   if (s) fr_life_done(s, id, r, t0);
-  fr_comm *c = add_child(parent, newcomm, r,
-                         parent ? fr_comm_id_from_split(parent->comm_id, index, color) : 0,
-                         FRZ_CF_SPLIT);
+  fr_comm *c = add_child(slot, parent, newcomm, r, cid, FRZ_CF_SPLIT);
   if (c) {
     c->split_color = color;
     c->split_key = key;
@@ -62,12 +67,13 @@ FR_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, in
     s = fr_life_begin(parent, FRZ_OP_CommShrink, FRZ_KIND_LIFE, __builtin_return_address(0), &id);
     s->rec.count = excludeRanksCount > 0 ? (uint64_t)excludeRanksCount : 0;
   }
-  ncclResult_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
-  if (s) fr_life_done(s, id, r, t0);
   uint64_t cid = parent ? fr_comm_id_from_shrink(parent->comm_id, index, excludeRanksList,
                                                  excludeRanksList ? excludeRanksCount : 0)
                         : 0;
-  add_child(parent, newcomm, r, cid, FRZ_CF_SHRINK);
+  int slot = parent ? fr_prof_pending_add(cid, -1, -1) : -1;
+  ncclResult_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  if (s) fr_life_done(s, id, r, t0);
+  add_child(slot, parent, newcomm, r, cid, FRZ_CF_SHRINK);
   fr_in_wrapper = 0;
   return r;
 }
@@ -86,21 +92,24 @@ FR_EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqu
   fr_slot *s = NULL;
   if (parent)
     s = fr_life_begin(parent, FRZ_OP_CommGrow, FRZ_KIND_LIFE, __builtin_return_address(0), &id);
+  uint64_t cid = uniqueId ? fr_comm_id_from_unique(uniqueId->internal, sizeof uniqueId->internal, nRanks)
+                          : fr_comm_id_from_unique("", 0, nRanks);
+  int slot = fr_prof_pending_add(cid, nRanks, rank);
   ncclResult_t r = real(comm, nRanks, uniqueId, rank, newcomm, config);
   if (s) fr_life_done(s, id, r, t0);
+  fr_comm *c = NULL;
   if ((r == ncclSuccess || r == ncclInProgress) && newcomm && *newcomm) {
     int n, rk;
     fr_comm_ask_size(*newcomm, &n, &rk);
-    uint64_t cid = uniqueId ? fr_comm_id_from_unique(uniqueId->internal, sizeof uniqueId->internal, nRanks)
-                            : fr_comm_id_from_unique("", 0, nRanks);
-    fr_comm *c = fr_comm_add((uintptr_t)*newcomm, cid, parent ? parent->comm_id : 0, n, rk,
-                             r == ncclInProgress ? FRZ_CF_PENDING : 0);
+    c = fr_comm_add((uintptr_t)*newcomm, cid, parent ? parent->comm_id : 0, n, rk,
+                    r == ncclInProgress ? FRZ_CF_PENDING : 0);
     if (c) {
       uint64_t cid2;
       fr_slot *s2 = fr_life_begin(c, FRZ_OP_CommGrow, FRZ_KIND_LIFE, __builtin_return_address(0), &cid2);
       fr_life_done(s2, cid2, r, t0);
     }
   }
+  fr_prof_pending_done(slot, c, r == ncclInProgress);
   fr_in_wrapper = 0;
   return r;
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "identity.h"
-#include "recorder.h"
+#include "profiler.h"
 
 #define TRIGGER_NAME "TRIGGER"
 #define TRIGGER_MAX 512
@@ -31,6 +31,9 @@ static uint64_t *addrs;    /* capacity call-site addresses, for symbolising */
 static frz_callsite *sites; /* MAX_SITES symbolised call sites */
 static frz_backtrace *bts; /* FR_BACKTRACE: one per retained record */
 static frz_comm *csnap;    /* FR_MAX_COMMS comms */
+static frz_proxy *psnap;   /* proxy progress of pctx contexts (NCCL loaded the plugin) */
+static frz_kernel_ch *ksnap;
+static int pctx;
 static int failed_once;
 static uint64_t handled_mtime; /* the newest trigger file already acted on (watchdog thread) */
 
@@ -199,7 +202,22 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   if (!p.job_id[0] && nc > 0)
     snprintf(p.job_id, sizeof p.job_id, "%016llx", (unsigned long long)csnap[0].comm_id);
   uint64_t nb = fr_g.bt ? collect_backtraces(snap, n) : 0;
-  frz_extras x = {sites, symbolize(snap, n, bts, nb), bts, nb};
+  frz_extras x = {sites, symbolize(snap, n, bts, nb), bts, nb, NULL, 0, NULL, 0};
+  int nctx = fr_prof_ctx_count();
+  if (nctx > pctx) { /* more comms profiled since the last dump */
+    free(psnap);
+    free(ksnap);
+    psnap = malloc((size_t)nctx * FR_PROF_LINKS * sizeof *psnap);
+    ksnap = malloc((size_t)nctx * FR_PROF_CHANNELS * sizeof *ksnap);
+    pctx = psnap && ksnap ? nctx : 0;
+  }
+  if (nctx && pctx >= nctx) { /* without the memory, a dump without progress */
+    x.proxy = psnap;
+    x.nproxy = fr_prof_snapshot_proxy(psnap, (uint64_t)nctx * FR_PROF_LINKS);
+    x.kernel_ch = ksnap;
+    x.nkernel_ch = fr_prof_snapshot_kernel(ksnap, (uint32_t)nctx * FR_PROF_CHANNELS);
+  }
+  p.flags = __atomic_load_n(&fr_g.proc.flags, __ATOMIC_RELAXED);
   if (frz_encode_ex(&p, csnap, nc, snap, n, &x, 3, &buf, &len, &err) != FRZ_OK) goto out;
   if (ensure_dir(fr_g.cfg.dump_dir) != 0) {
     if (errno == ELOOP)

@@ -42,12 +42,14 @@ void fr_comm_ask_size(ncclComm_t comm, int *nranks, int *rank) {
   if (urank && urank(comm, rank) != ncclSuccess) *rank = -1;
 }
 
-/* After an init from unique ids: register the comm and record its seq 0. */
-static void init_done(unsigned op, ncclComm_t *comm, uint64_t cid, int nranks, int rank,
+/* After an init from unique ids: register the comm, record its seq 0 and
+ * bind NCCL's profiler context announced in `slot`. */
+static void init_done(int slot, unsigned op, ncclComm_t *comm, uint64_t cid, int nranks, int rank,
                       ncclResult_t r, uint64_t t0, void *site) {
   uint32_t flags = r == ncclSuccess ? 0 : r == ncclInProgress ? FRZ_CF_PENDING : FRZ_CF_INIT_FAILED;
   uintptr_t handle = (r == ncclSuccess || r == ncclInProgress) && comm ? (uintptr_t)*comm : 0;
   fr_comm *c = fr_comm_add(handle, cid, 0, nranks, rank, flags);
+  fr_prof_pending_done(slot, handle ? c : NULL, r == ncclInProgress);
   if (!c) return;
   uint64_t id;
   fr_slot *s = fr_life_begin(c, op, FRZ_KIND_LIFE, site, &id);
@@ -65,10 +67,10 @@ FR_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUnique
   fr_in_wrapper = 1;
   fr_on_first_comm();
   uint64_t t0 = fr_now_ns();
+  uint64_t cid = fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks);
+  int slot = fr_prof_pending_add(cid, nranks, rank);
   ncclResult_t r = real(comm, nranks, commId, rank);
-  init_done(FRZ_OP_CommInitRank, comm,
-            fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks), nranks, rank,
-            r, t0, __builtin_return_address(0));
+  init_done(slot, FRZ_OP_CommInitRank, comm, cid, nranks, rank, r, t0, __builtin_return_address(0));
   fr_in_wrapper = 0;
   return r;
 }
@@ -81,10 +83,11 @@ FR_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
   fr_in_wrapper = 1;
   fr_on_first_comm();
   uint64_t t0 = fr_now_ns();
+  uint64_t cid = fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks);
+  int slot = fr_prof_pending_add(cid, nranks, rank);
   ncclResult_t r = real(comm, nranks, commId, rank, config);
-  init_done(FRZ_OP_CommInitRankConfig, comm,
-            fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks), nranks, rank,
-            r, t0, __builtin_return_address(0));
+  init_done(slot, FRZ_OP_CommInitRankConfig, comm, cid, nranks, rank, r, t0,
+            __builtin_return_address(0));
   fr_in_wrapper = 0;
   return r;
 }
@@ -98,11 +101,12 @@ FR_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks,
   fr_in_wrapper = 1;
   fr_on_first_comm();
   uint64_t t0 = fr_now_ns();
-  ncclResult_t r = real(newcomm, nranks, myrank, nId, commIds, config);
   uint64_t cid = commIds && nId > 0
                      ? fr_comm_id_from_uniques(commIds, sizeof *commIds, nId, nranks)
                      : fr_comm_id_from_uniques("", 0, 0, nranks);
-  init_done(FRZ_OP_CommInitRankScalable, newcomm, cid, nranks, myrank, r, t0,
+  int slot = fr_prof_pending_add(cid, nranks, myrank);
+  ncclResult_t r = real(newcomm, nranks, myrank, nId, commIds, config);
+  init_done(slot, FRZ_OP_CommInitRankScalable, newcomm, cid, nranks, myrank, r, t0,
             __builtin_return_address(0));
   fr_in_wrapper = 0;
   return r;
@@ -116,15 +120,20 @@ FR_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *de
   fr_in_wrapper = 1;
   fr_on_first_comm();
   uint64_t t0 = fr_now_ns();
-  ncclResult_t r = real(comm, ndev, devlist);
   /* one comm, ndev comm ranks, all in this process */
   uint64_t cid = fr_comm_id_from_clique(fr_g.proc.host, fr_g.proc.pid,
                                         atomic_fetch_add(&ncliques, 1), ndev);
+  int slots[64];
+  int nslots = ndev > 0 && ndev <= 64 ? ndev : 0;
+  for (int i = 0; i < nslots; i++) slots[i] = fr_prof_pending_add(cid, ndev, i);
+  ncclResult_t r = real(comm, ndev, devlist);
   if (r == ncclSuccess && comm) {
     for (int i = 0; i < ndev; i++)
-      init_done(FRZ_OP_CommInitAll, &comm[i], cid, ndev, i, r, t0, __builtin_return_address(0));
+      init_done(i < nslots ? slots[i] : -1, FRZ_OP_CommInitAll, &comm[i], cid, ndev, i, r, t0,
+                __builtin_return_address(0));
   } else {
-    init_done(FRZ_OP_CommInitAll, NULL, cid, ndev, -1, r, t0, __builtin_return_address(0));
+    for (int i = 0; i < nslots; i++) fr_prof_pending_done(slots[i], NULL, 0);
+    init_done(-1, FRZ_OP_CommInitAll, NULL, cid, ndev, -1, r, t0, __builtin_return_address(0));
   }
   if (r == ncclSuccess && comm && devlist)
     for (int i = 0; i < ndev; i++) {

@@ -8,6 +8,8 @@ librecorder_librecorder_la_SOURCES = \
 	librecorder/comms.c librecorder/cuda_events.c librecorder/wrappers.c \
 	librecorder/lifecycle.c librecorder/derive.c librecorder/teardown.c librecorder/groups.c \
 	librecorder/watchdog.c librecorder/crash.c librecorder/dump.c \
+	librecorder/nccl/fr_profiler.h librecorder/profiler.h librecorder/plugin.c librecorder/plugin_ops.c \
+	librecorder/progress.c \
 	librecorder/recorder.c
 librecorder_librecorder_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(PTHREAD_CFLAGS)
 librecorder_librecorder_la_LIBADD = formats/libfrz.la $(PTHREAD_LIBS) $(RT_LIBS)

@@ -186,6 +186,7 @@ __attribute__((constructor)) static void fr_load(void) {
   if (pipe2(fr_g.wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fr_g.wake_pipe[0] = fr_g.wake_pipe[1] = -1;
   pthread_atfork(NULL, NULL, child_after_fork);
   if (fr_g.cfg.dump_on_exit) atexit(at_exit_dump);
+  fr_prof_setup_env();
   fr_g.initialized = 1;
   atomic_store(&fr_g.enabled, 1);
 }

@@ -40,10 +40,15 @@ typedef struct fr_config {
   uint32_t backtrace_depth;    /* FR_BACKTRACE (default 0, at most FRZ_BACKTRACE_MAX) */
   int trigger_file;            /* FR_TRIGGER_FILE (default 1): write/watch DIR/TRIGGER */
   int quiet;                   /* FR_QUIET=1: no messages on stderr */
+  int profiler_mask;           /* FR_PROFILER_MASK: NCCL profiler events asked for; 0 = plugin off */
   char job_id[FRZ_JOB_MAX];    /* FR_JOB_ID / SLURM_JOB_ID / TORCHELASTIC_RUN_ID */
 } fr_config;
 
 FR_HIDDEN void fr_config_load(fr_config *c);
+
+/* NCCL profiler events asked for by default: Coll 2, P2p 4, ProxyOp 8,
+ * ProxyStep 16, KernelCh 64 (NCCL's ncclProfile* bits). */
+#define FR_PROFILER_DEFAULT_MASK 0x5e
 
 /* ---- logging (log.c): one line to stderr, never recursing into us ---- */
 FR_HIDDEN void fr_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -139,6 +144,9 @@ static inline void fr_rec_flags_set(fr_slot *s, uint32_t set, uint32_t clear) {
   uint32_t f = __atomic_load_n(&s->rec.flags, __ATOMIC_RELAXED);
   __atomic_store_n(&s->rec.flags, (f | set) & ~clear, __ATOMIC_RELEASE);
 }
+/* The next p2p seq of (comm, peer, direction); UINT64_MAX for a peer
+ * outside the comm (NCCL will reject the call). */
+FR_HIDDEN uint64_t fr_p2p_seq(fr_comm *c, int peer, int dir);
 /* Events around a single NCCL call outside a group. */
 FR_HIDDEN void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream);
 FR_HIDDEN void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r);
@@ -149,6 +157,15 @@ FR_HIDDEN fr_slot *fr_life_begin(fr_comm *c, unsigned op, unsigned kind, void *s
 FR_HIDDEN void fr_life_done(fr_slot *s, uint64_t id, ncclResult_t r, uint64_t t0);
 /* Size and rank of a comm as NCCL reports them; -1 when unknown. */
 FR_HIDDEN void fr_comm_ask_size(ncclComm_t comm, int *nranks, int *rank);
+
+/* The profiler plugin (plugin.c): an init wrapper announces the comm it
+ * is about to create (returns a slot, -1 none) and reports what came of it
+ * (c NULL: no comm), so that NCCL's profiler init for that comm learns our
+ * comm_id.  fr_prof_setup_env points NCCL_PROFILER_PLUGIN at this library
+ * (at load) unless the user named another plugin. */
+FR_HIDDEN int fr_prof_pending_add(uint64_t comm_id, int nranks, int rank);
+FR_HIDDEN void fr_prof_pending_done(int slot, fr_comm *c, int in_progress);
+FR_HIDDEN void fr_prof_setup_env(void);
 
 /* Per-thread group state (groups.c) */
 FR_HIDDEN int fr_group_depth(void);

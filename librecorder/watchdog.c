@@ -36,7 +36,7 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
       continue;
     }
     frz_record *r = &s->rec;
-    uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
     uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
     if (state == FRZ_STATE_ENQUEUED && (flags & FRZ_RF_NO_TRACKING) == 0 &&
         fr_cuda_passed(s, 0) == 1) {
@@ -48,7 +48,8 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
       state = FRZ_STATE_COMPLETED;
       st->completed++;
     }
-    if (fr_ring_get(ring, id) == s && state != __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) &&
+    /* only what the events showed: the profiler plugin may move it too */
+    if (fr_ring_get(ring, id) == s && state != seen &&
         __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != FRZ_STATE_FAILED)
       __atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
     int done = state == FRZ_STATE_COMPLETED || state == FRZ_STATE_FAILED ||

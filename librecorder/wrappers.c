@@ -66,6 +66,10 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->redop = (redop < 0 || redop > 254) ? 255 : (uint8_t)redop;
   __atomic_store_n(&r->state, (uint8_t)FRZ_STATE_ENQUEUED, __ATOMIC_RELAXED);
   r->reserved0 = 0;
+  r->nccl_seq = UINT64_MAX; /* until NCCL's profiler describes it */
+  r->algo = FRZ_ALGO_UNKNOWN;
+  r->proto = FRZ_PROTO_UNKNOWN;
+  r->nchannels = 0;
   __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP : 0u), __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
@@ -162,9 +166,7 @@ static void after_call(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_
                                (uint64_t)(cnt), (int)(dt), (int)(ro), (int)(rt),    \
                                FRZ_DIR_NONE, stream, __builtin_return_address(0), &id))
 
-/* Send/Recv: the next seq of (comm, peer, direction); UINT64_MAX for a peer
- * outside the comm (NCCL will reject the call). */
-static uint64_t p2p_seq(fr_comm *c, int peer, int dir) {
+uint64_t fr_p2p_seq(fr_comm *c, int peer, int dir) {
   if (!c->p2p_seq || peer < 0 || peer >= c->nranks) return UINT64_MAX;
   return atomic_fetch_add_explicit(&c->p2p_seq[(size_t)peer * 2 + (size_t)dir - 1], 1,
                                    memory_order_relaxed);
@@ -172,7 +174,7 @@ static uint64_t p2p_seq(fr_comm *c, int peer, int dir) {
 
 #define FR_P2P(code, Name, params, args, dir)                                       \
   FR_WRAPPER_(Name, params, args,                                                   \
-              s = fr_rec_begin(c, FRZ_OP_##Name, FRZ_KIND_P2P, p2p_seq(c, peer, dir), \
+              s = fr_rec_begin(c, FRZ_OP_##Name, FRZ_KIND_P2P, fr_p2p_seq(c, peer, dir), \
                                (uint64_t)count, (int)datatype, -1, peer, dir, stream, \
                                __builtin_return_address(0), &id))
 

@@ -6,7 +6,8 @@ tests_unit_check_pytorch_SOURCES = tests/unit/check_pytorch.c
 tests_unit_check_pytorch_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_pytorch_LDADD = formats/libfrz.la $(UNIT_LIBS)
 EXTRA_DIST += tests/e2e/pytorch-import.sh tests/gen-pytorch-fr.py \
-	tests/fixtures/pytorch-fr/c5.expected.json tests/fixtures/pytorch-fr/README.md \
+	tests/fixtures/pytorch-fr/c5.expected.json tests/fixtures/pytorch-fr/c1.expected.json \
+	tests/fixtures/pytorch-fr/c2.expected.json tests/fixtures/pytorch-fr/README.md \
 	$(wildcard $(srcdir)/tests/fixtures/pytorch-fr/*/*)
 
 ## fr-dump's exports and the JSON Schemas in formats/

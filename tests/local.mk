@@ -9,7 +9,7 @@ tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libcuda_la_LIBADD = $(PTHREAD_LIBS)
 tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 1:0:0 -no-undefined
 tests_sim_libnccl_la_SOURCES = tests/sim/nccl_sim.c tests/sim/sim_comm.c tests/sim/sim_shm.c \
-	tests/sim/sim_coll.c tests/sim/sim_reduce.c tests/sim/sim_nccl.h tests/sim/sim.h
+	tests/sim/sim_coll.c tests/sim/sim_reduce.c tests/sim/sim_prof.c tests/sim/sim_nccl.h tests/sim/sim.h
 tests_sim_libnccl_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libnccl_la_LIBADD = tests/sim/libcuda.la $(PTHREAD_LIBS) $(RT_LIBS) -lm
 tests_sim_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 2:0:0 -no-undefined
@@ -20,8 +20,22 @@ tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/sce
 	tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c tests/scenario/boot.c \
 	tests/scenario/scenario.h
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
 tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install
+
+## The same job with the simulated NCCL linked in statically: the recorder's
+## interposer sees no call, only its profiler plugin does (static-NCCL mode).
+noinst_LTLIBRARIES += tests/sim/libnccl-static.la
+tests_sim_libnccl_static_la_SOURCES = $(tests_sim_libnccl_la_SOURCES)
+tests_sim_libnccl_static_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+noinst_PROGRAMS += tests/scenario/fr-scenario-job-static
+tests_scenario_fr_scenario_job_static_SOURCES = $(tests_scenario_fr_scenario_job_SOURCES)
+tests_scenario_fr_scenario_job_static_CFLAGS = $(tests_scenario_fr_scenario_job_CFLAGS)
+tests_scenario_fr_scenario_job_static_CPPFLAGS = $(tests_scenario_fr_scenario_job_CPPFLAGS)
+tests_scenario_fr_scenario_job_static_LDADD = tests/sim/libnccl-static.la tests/sim/libcuda.la \
+	$(PTHREAD_LIBS) $(RT_LIBS) -lm
+tests_scenario_fr_scenario_job_static_LDFLAGS = $(AM_LDFLAGS) -no-install
 
 ## Compare an analysis JSON with an expected subset.
 noinst_PROGRAMS += tests/json-expect
@@ -63,6 +77,14 @@ tests_unit_check_recorder_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_unit_check_recorder_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
 tests_unit_check_recorder_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 
+## Our declaration of NCCL's profiler plugin ABI against its documented
+## layout (compile time), and the recorder loaded as NCCL loads a plugin.
+check_PROGRAMS += tests/unit/check_profiler_abi tests/e2e/profiler-load
+TESTS += tests/unit/check_profiler_abi tests/e2e/profiler-plugin.sh
+tests_unit_check_profiler_abi_SOURCES = tests/unit/check_profiler_abi.c
+tests_e2e_profiler_load_SOURCES = tests/e2e/profiler-load.c
+EXTRA_DIST += tests/e2e/profiler-plugin.sh
+
 ## Our NCCL/CUDA declarations against the real headers, at compile time.
 if HAVE_REAL_NCCL_H
 check_PROGRAMS += tests/unit/check_nccl_decls
@@ -98,11 +120,8 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/corrupt-input.sh tests/e2e/analyze-options.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
 	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh tests/e2e/recorder-frames.sh \
 	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh \
-	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh
+	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh
 TESTS += $(E2E_TESTS)
-# C11 needs a stalled link and proxy progress in the dumps, which do not exist
-# yet: it runs, and is expected to fail until they do.
-XFAIL_TESTS += tests/e2e/scenario-c11.sh
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh tests/e2e/golden-lib.sh
 EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	tests/scenarios/README.md $(wildcard $(srcdir)/tests/scenarios/*.scn) \

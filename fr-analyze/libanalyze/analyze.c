@@ -213,20 +213,26 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
   return 0;
 }
 
-/* Append a link to c->links. */
-static int add_link(fa_comm *c, uint32_t *cap, const fa_link *l)
+int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l)
 {
   if (fa_grow(&c->links, cap, c->nlinks + 1, sizeof *c->links)) return -1;
   c->links[c->nlinks++] = *l;
   return 0;
 }
 
-/* Is member m on the side that has not joined (what the waiting side waits
- * for): lagging members, or when there are none, members without a dump. */
-static int blamed(const fa_comm *c, const fa_member *m)
+int fa_member_blamed(const fa_comm *c, const fa_member *m)
 {
   if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
   return m->state == FA_MEMBER_NO_DUMP;
+}
+
+/* Has proxy progress already named the link src -> dst (comm ranks)? */
+static int exact_link(const fa_comm *c, int32_t src, int32_t dst)
+{
+  for (uint32_t i = 0; i < c->nlinks; i++)
+    if (c->links[i].evidence && c->links[i].src_comm_rank == src && c->links[i].dst_comm_rank == dst)
+      return 1;
+  return 0;
 }
 
 int fa_ring_links(fa_analysis *a, fa_comm *c)
@@ -236,7 +242,7 @@ int fa_ring_links(fa_analysis *a, fa_comm *c)
   uint32_t cap = c->nlinks;
   int32_t n = c->size;
   for (int32_t l = 0; l < n; l++) {
-    if (!blamed(c, &c->members[l])) continue;
+    if (!fa_member_blamed(c, &c->members[l])) continue;
     int32_t prev = (l + n - 1) % n, next = (l + 1) % n;
     fa_link k;
     memset(&k, 0, sizeof k);
@@ -244,19 +250,19 @@ int fa_ring_links(fa_analysis *a, fa_comm *c)
     k.channel = -1;
     k.inferred = 1;
     k.seq = c->stuck_seq;
-    if (c->members[prev].state == FA_MEMBER_WAITING) {
+    if (c->members[prev].state == FA_MEMBER_WAITING && !exact_link(c, prev, l)) {
       k.src_comm_rank = prev;
       k.dst_comm_rank = l;
       k.src = c->members[prev].global_rank;
       k.dst = c->members[l].global_rank;
-      if (add_link(c, &cap, &k)) return -1;
+      if (fa_add_link(c, &cap, &k)) return -1;
     }
-    if (c->members[next].state == FA_MEMBER_WAITING) {
+    if (c->members[next].state == FA_MEMBER_WAITING && !exact_link(c, l, next)) {
       k.src_comm_rank = l;
       k.dst_comm_rank = next;
       k.src = c->members[l].global_rank;
       k.dst = c->members[next].global_rank;
-      if (add_link(c, &cap, &k)) return -1;
+      if (fa_add_link(c, &cap, &k)) return -1;
     }
   }
   return 0;
@@ -276,7 +282,7 @@ static void comm_rules(void *ctx, uint32_t i)
   run_ctx *r = ctx;
   fa_comm *c = &r->a->comms[i];
   if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || fa_p2p_comm(r->a, c) ||
-      fa_ring_links(r->a, c))
+      fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
     atomic_store(&r->failed, 1);
 }
 

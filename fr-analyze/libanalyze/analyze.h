@@ -139,7 +139,12 @@ typedef struct fa_mismatch {
   uint64_t last_seq;    /* the last of those (valid when later > 0) */
 } fa_mismatch;
 
-/* A link (src -> dst) that carried no data: p2p unmatched, or inferred. */
+/* Which side's proxy progress shows a collective link stopped. */
+enum { FA_EVIDENCE_SENDER = 1, FA_EVIDENCE_RECEIVER = 2 };
+
+/* A link (src -> dst) that carried no data: a p2p op without counterpart,
+ * a collective link whose proxy steps stopped (from NCCL's profiler
+ * progress), or a ring edge inferred around a rank that never joined. */
 typedef struct fa_link {
   int32_t comm;         /* index into fa_analysis.comms */
   int32_t src, dst;     /* global ranks; -1 unknown */
@@ -150,6 +155,9 @@ typedef struct fa_link {
   uint8_t pending_dir;  /* p2p: FRZ_DIR_SEND (the sender waits: no Recv posted)
                            or FRZ_DIR_RECV (the receiver waits: no Send) */
   uint8_t counterpart_no_dump; /* p2p: the side that never posted has no dump */
+  uint8_t evidence;     /* proxy progress: FA_EVIDENCE_* bits; 0 none */
+  uint32_t state;       /* NCCL proxy step state it stopped in (SendPeerWait 20, RecvWait 10, ...); 0 unknown */
+  uint64_t stalled_ns;  /* how long before the dump that state last changed; 0 unknown */
   uint64_t seq;         /* p2p seq, or the stuck collective seq */
 } fa_link;
 
@@ -169,7 +177,8 @@ typedef struct fa_comm {
   uint32_t nwaiting, nlagging, nno_dump, npassed, nahead;
   uint8_t has_mismatch;
   fa_mismatch mismatch;
-  fa_link *links;            /* p2p unmatched first, then inferred ring edges */
+  fa_link *links;            /* p2p unmatched, links from proxy progress, inferred ring edges */
+  uint8_t has_proxy;         /* some member's dump carries proxy progress of this comm */
   uint32_t nlinks;
 } fa_comm;
 

@@ -46,7 +46,14 @@ int fa_model_build(fa_analysis *a);        /* model.c: ranks, comms, members */
 int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles */
 int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergence */
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
+int fa_proxy_links(fa_analysis *a, fa_comm *c);    /* links.c: stopped links from proxy progress */
 int fa_ring_links(fa_analysis *a, fa_comm *c);     /* analyze.c: inferred edges */
+/* Append a link to c->links (capacity *cap).  0 or -1. */
+int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l);
+/* Is member m on the side that has not joined (what the waiting side
+ * waits for): lagging members, or when there are none, members without a
+ * dump? */
+int fa_member_blamed(const fa_comm *c, const fa_member *m);
 int fa_frames_progress(fa_analysis *a);    /* straggler.c: progress between frames */
 int fa_stragglers(fa_analysis *a);         /* straggler.c: clock skew, late ranks */
 int fa_verdict_build(fa_analysis *a);      /* verdict.c */

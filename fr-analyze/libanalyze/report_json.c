@@ -133,6 +133,15 @@ static cJSON *link_obj(jctx *j, const fa_link *l)
     add(j, o, "pending", str(j, l->pending_dir == FRZ_DIR_SEND ? "send" : "recv"));
     add(j, o, "counterpart_no_dump", chk(j, cJSON_CreateBool(l->counterpart_no_dump)));
   }
+  if (l->evidence) { /* from proxy progress */
+    cJSON *ev = chk(j, cJSON_CreateArray());
+    if (l->evidence & FA_EVIDENCE_SENDER) push(j, ev, str(j, "sender"));
+    if (l->evidence & FA_EVIDENCE_RECEIVER) push(j, ev, str(j, "receiver"));
+    add(j, o, "evidence", ev);
+    add(j, o, "state", l->state ? str(j, frz_proxy_state_name(l->state)) : chk(j, cJSON_CreateNull()));
+    add(j, o, "nccl_state", l->state ? num(j, l->state) : chk(j, cJSON_CreateNull()));
+    add(j, o, "stalled_ns", l->stalled_ns ? num(j, (double)l->stalled_ns) : chk(j, cJSON_CreateNull()));
+  }
   return o;
 }
 

@@ -64,6 +64,11 @@ static void link_text(FILE *o, const fa_link *l)
     fputs(" (inferred)", o);
   }
   if (l->channel >= 0) fprintf(o, " channel %d", l->channel);
+  if (l->evidence) {
+    fprintf(o, " (%s", l->state ? frz_proxy_state_name(l->state) : "stopped");
+    if (l->stalled_ns) fprintf(o, " for %.1f s", (double)l->stalled_ns / 1e9);
+    fputc(')', o);
+  }
 }
 
 /* A list of links, comma separated, capped. */
@@ -74,8 +79,9 @@ static void links_text(FILE *o, const fa_link *ls, uint32_t n)
       fprintf(o, ", and %u more", n - i);
       break;
     }
-    /* p2p links are long: one a line, under the first */
-    if (i) fputs(ls[i].p2p || ls[i - 1].p2p ? ",\n                  " : ", ", o);
+    /* p2p links and links from proxy progress are long: one a line, under the first */
+    int long_ = ls[i].p2p || ls[i - (i > 0)].p2p || ls[i].evidence || ls[i - (i > 0)].evidence;
+    if (i) fputs(long_ ? ",\n                  " : ", ", o);
     link_text(o, &ls[i]);
   }
 }

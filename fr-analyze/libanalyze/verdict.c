@@ -231,6 +231,7 @@ static int cmp_link(const void *x, const void *y)
   if (a->src != b->src) return a->src < b->src ? -1 : 1;
   if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
   if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+  if (a->channel != b->channel) return a->channel < b->channel ? -1 : 1;
   return (a->pending_dir > b->pending_dir) - (a->pending_dir < b->pending_dir);
 }
 
@@ -346,6 +347,26 @@ static int say_exited(const fa_analysis *a, const fa_ranks *r, sbuf *b)
   return 0;
 }
 
+/* "; link 3->4 channel 1 stopped (SendPeerWait for 2.0 s)": the links of
+ * the stuck op that proxy progress shows stopped (the first few). */
+static void say_stopped_links(const fa_comm *c, sbuf *b)
+{
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < c->nlinks; i++) {
+    const fa_link *l = &c->links[i];
+    if (!l->evidence) continue;
+    if (n == 3) {
+      sb_printf(b, " and more");
+      break;
+    }
+    sb_printf(b, "%s %d->%d channel %d", n ? "," : "; link", l->src, l->dst, l->channel);
+    if (l->state) sb_printf(b, " stopped in %s", frz_proxy_state_name(l->state));
+    if (l->stalled_ns) sb_printf(b, " for %.1f s", (double)l->stalled_ns / 1e9);
+    n++;
+  }
+  if (!n && c->has_proxy) sb_printf(b, "; no link's proxy progress shows it stopped");
+}
+
 /* The hang part of the summary, for the chosen comm. */
 static int say_hang(const fa_analysis *a, sbuf *b)
 {
@@ -359,6 +380,7 @@ static int say_hang(const fa_analysis *a, sbuf *b)
   if (v->all_joined) {
     sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u ranks waiting)",
               op, hex, c->nwaiting);
+    say_stopped_links(c, b);
   } else if (v->ahead.n) {
     if (fa_comm_ranks(c, FA_MEMBER_IDLE, &o)) goto out;
     sb_printf(b, "%s %s ahead: it entered %s on comm %s alone, while %s completed seq %lld and %s idle",

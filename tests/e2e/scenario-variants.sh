@@ -2,11 +2,12 @@
 # More of each kind than cases.md's instances: a rank stopping in a split
 # comm behind a wait-for chain (W=6), the majority lagging at W=16, a
 # deadlock cycle through three comms and three ranks, rank 0 ahead at W=8, a
-# root mismatch in a split comm, rank 0 dying at W=4, and a straggler at W=4.
+# root mismatch in a split comm, rank 0 dying at W=4, a straggler at W=4, and
+# a rank whose kernel stops inside a joined all-reduce (no link, no rank blamed).
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
-  v-root-mismatch-split v-dies-rank0-w4 v-straggler-w4; do
+  v-root-mismatch-split v-dies-rank0-w4 v-straggler-w4 v-kernel-stall-w4; do
   run_case "$name"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   echo "$name: ok"

@@ -24,6 +24,7 @@
 
 #include "fr_cuda.h"
 #include "scenario.h"
+#include "sim.h"
 
 /* Buffers of one body op, grown on demand (never freed while the stream
  * may still use them: replaced ones go to the graveyard). */
@@ -267,7 +268,8 @@ static void job_call_nccl(struct job *j, int idx, const struct sc_op *op, const 
 static void job_actions_text(unsigned act, char *buf, size_t size)
 {
   static const char *names[] = { "stop", "skip", "exit", "crash", "extra", "count", "dtype",
-                                 "redop", "root", "peer", "coll", "sleep", "swap", "trigger" };
+                                 "redop", "root", "peer", "coll", "sleep", "swap", "trigger",
+                                 "stall-link", "stall-kernel" };
   size_t used = 0;
   buf[0] = '\0';
   for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -312,6 +314,28 @@ static void job_trigger(const struct job *j, int step)
   close(fd);
 }
 
+/* Applies the stall faults to the op's comm in the simulator: a link's
+ * sends stop on its sender; this rank's kernel stops inside the op. */
+static void job_stall(const struct job *j, const struct sc_op *op, const struct sc_fault *const *fs, int nf)
+{
+  ncclComm_t comm = sc_kind_is_nccl(op->kind) ? j->comms[op->comm] : NULL;
+  int me = sc_kind_is_nccl(op->kind) ? j->sc.comms[op->comm].rank_of[j->grank] : -1;
+  for (int i = 0; i < nf; i++) {
+    const struct sc_fault *f = fs[i];
+    if (!(f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL)))
+      continue;
+    if (!comm)
+      job_fatal(2, "%s:%d: a stall needs a collective or p2p op", j->sc.file, f->line);
+    if ((f->actions & SC_F_STALL_LINK) && f->stall_src != me)
+      job_fatal(2, "%s:%d: 'stall link %d->%d' applies on its sender, comm rank %d; rank %d is comm rank %d",
+                j->sc.file, f->line, f->stall_src, f->stall_dst, f->stall_src, j->grank, me);
+    if (f->actions & SC_F_STALL_LINK)
+      job_nccl_check(j, sim_comm_stall_link(comm, f->stall_dst, f->stall_channel), "stall link", f->line);
+    if (f->actions & SC_F_STALL_KERNEL)
+      job_nccl_check(j, sim_comm_stall_kernel(comm), "stall kernel", f->line);
+  }
+}
+
 /* Runs body op idx of a step on this rank, faults first. */
 static void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs)
 {
@@ -350,6 +374,8 @@ static void job_run_op(struct job *j, int step, int idx, const struct sc_fault *
   }
   if (act & SC_F_SKIP)
     return;
+  if (act & (SC_F_STALL_LINK | SC_F_STALL_KERNEL))
+    job_stall(j, op, fs, nf);
   switch (op->kind) {
   case SC_GROUP_BEGIN:
     job_nccl_check(j, ncclGroupStart(), "ncclGroupStart", op->line);

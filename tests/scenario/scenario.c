@@ -293,6 +293,32 @@ static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
   return 0;
 }
 
+/* "stall link I->J [channel C]" or "stall kernel" at tok[0..]; returns the
+ * tokens used, or -1 after an error. */
+static int sc_parse_stall(struct sc_ctx *c, char **tok, int n, struct sc_fault *f)
+{
+  if (n >= 2 && !strcmp(tok[1], "kernel")) {
+    f->actions |= SC_F_STALL_KERNEL;
+    return 2;
+  }
+  char tail;
+  if (n < 3 || strcmp(tok[1], "link") ||
+      sscanf(tok[2], "%d->%d%c", &f->stall_src, &f->stall_dst, &tail) != 2 || f->stall_src < 0 ||
+      f->stall_dst < 0 || f->stall_src == f->stall_dst)
+    return sc_error(c, "usage: stall link SRC->DST [channel C] | stall kernel");
+  f->stall_channel = 0;
+  int used = 3;
+  if (n >= 5 && !strcmp(tok[3], "channel")) {
+    long ch;
+    if (sc_long_parse(c, "channel", tok[4], 0, 63, &ch) != 0)
+      return -1;
+    f->stall_channel = (int)ch;
+    used = 5;
+  }
+  f->actions |= SC_F_STALL_LINK;
+  return used;
+}
+
 /* fault rank=SEL step=SEL op=N|ID ACTION... */
 static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
 {
@@ -313,9 +339,12 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       else if (!strcmp(tok[i], "crash")) f.actions |= SC_F_CRASH;
       else if (!strcmp(tok[i], "extra")) f.actions |= SC_F_EXTRA;
       else if (!strcmp(tok[i], "trigger")) f.actions |= SC_F_TRIGGER;
-      else if (!strcmp(tok[i], "stall-link"))
-        return sc_error(c, "fault 'stall-link' is not supported yet");
-      else
+      else if (!strcmp(tok[i], "stall")) {
+        int used = sc_parse_stall(c, tok + i, n - i, &f);
+        if (used < 0)
+          return -1;
+        i += used - 1;
+      } else
         return sc_error(c, "unknown fault action '%s'", tok[i]);
       continue;
     }
@@ -370,8 +399,8 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
     }
   }
   if (!f.actions)
-    return sc_error(c, "fault without an action (stop skip exit crash extra trigger sleep= count= dtype= "
-                    "redop= root= peer= coll= swap=)");
+    return sc_error(c, "fault without an action (stop skip exit crash extra trigger stall sleep= count= "
+                    "dtype= redop= root= peer= coll= swap=)");
   if (!has_rank)
     return sc_error(c, "fault needs rank=SEL");
   if (f.actions != SC_F_EXTRA && (!has_step || !opref[0]))

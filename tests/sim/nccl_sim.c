@@ -60,6 +60,8 @@ static ncclResult_t sim_launch(struct sim_op *ops, int nops, cudaStream_t stream
   if (!b)
     return sim_error(ncclSystemError, "out of memory");
   b->nops = nops;
+  for (int i = 0; i < nops; i++)
+    sim_prof_task_start(&ops[i]);
   memcpy(b->ops, ops, (size_t)nops * sizeof *ops);
   for (int i = 0; i < nops; i++)
     atomic_fetch_add(&ops[i].comm->pending, 1);
@@ -73,7 +75,9 @@ static ncclResult_t sim_launch(struct sim_op *ops, int nops, cudaStream_t stream
   return ncclSuccess;
 }
 
-/* Checks an op and launches it, or adds it to the thread's open group. */
+static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t stream);
+
+/* Checks an op and launches it (or groups it), inside its API event. */
 static ncclResult_t sim_enqueue(const struct sim_op *op, cudaStream_t stream)
 {
   ncclResult_t rc = sim_check_comm(op->comm);
@@ -92,9 +96,22 @@ static ncclResult_t sim_enqueue(const struct sim_op *op, cudaStream_t stream)
                      op->peer, op->comm->nranks);
   if (op->count > 0 && ((!op->sendbuff && op->kind != SIM_RECV) || (!op->recvbuff && op->kind != SIM_SEND)))
     return sim_error(ncclInvalidArgument, "NULL buffer");
+  void *api = sim_prof_api_start(op, stream);
+  rc = sim_enqueue_checked(op, stream);
+  sim_prof_api_stop(op->comm, api);
+  return rc;
+}
+
+/* Launches a checked op, or adds it to the thread's open group. */
+static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t stream)
+{
+  struct sim_op one = *in, *op = &one;
+  op->stall_peer = op->comm->stall_peer;
+  op->stall_channel = op->comm->stall_channel;
+  op->stall_kernel = op->comm->stall_kernel;
   struct sim_group *g = &t_group;
   if (g->depth == 0)
-    return sim_launch((struct sim_op *)op, 1, stream);
+    return sim_launch(op, 1, stream);
   if (g->nops == g->cap) {
     int cap = g->cap ? 2 * g->cap : 16;
     struct sim_op *ops = realloc(g->ops, (size_t)cap * sizeof *ops);
@@ -112,7 +129,7 @@ static ncclResult_t sim_enqueue(const struct sim_op *op, cudaStream_t stream)
 static struct sim_op sim_op_make(enum sim_kind kind, ncclComm_t comm, const void *sendbuff, void *recvbuff,
                                  size_t count, ncclDataType_t dtype, ncclRedOp_t redop, int peer)
 {
-  struct sim_op op = { kind, comm, sendbuff, recvbuff, count, dtype, redop, peer };
+  struct sim_op op = { kind, comm, sendbuff, recvbuff, count, dtype, redop, peer, NULL, -1, -1, 0 };
   return op;
 }
 
@@ -254,6 +271,26 @@ ncclResult_t sim_comm_set_async_error(ncclComm_t comm, ncclResult_t err)
   ncclResult_t rc = sim_check_comm(comm);
   if (rc == ncclSuccess)
     atomic_store(&comm->async_error, (int)err);
+  return rc;
+}
+
+ncclResult_t sim_comm_stall_link(ncclComm_t comm, int peer, int channel)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  if (peer < 0 || peer >= comm->nranks || channel < 0 || channel >= SIM_CHANNELS)
+    return sim_error(ncclInvalidArgument, "no link to peer %d on channel %d", peer, channel);
+  comm->stall_peer = peer;
+  comm->stall_channel = channel;
+  return ncclSuccess;
+}
+
+ncclResult_t sim_comm_stall_kernel(ncclComm_t comm)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc == ncclSuccess)
+    comm->stall_kernel = 1;
   return rc;
 }
 

@@ -35,6 +35,12 @@ CUresult sim_stream_set_capturing(CUstream stream, int on);
  * tests): what ncclCommGetAsyncError reports for `comm` from now on. */
 #ifdef FR_NCCL_H
 ncclResult_t sim_comm_set_async_error(ncclComm_t comm, ncclResult_t err);
+/* Test knobs for the ops launched on `comm` from now on: its sends to comm
+ * rank `peer` on `channel` never move (a link that stopped: the sender
+ * waits in SendPeerWait, the receiver in RecvWait); its kernel stops
+ * inside the op (sim_comm_stall_kernel).  SIM channels: 0 and 1. */
+ncclResult_t sim_comm_stall_link(ncclComm_t comm, int peer, int channel);
+ncclResult_t sim_comm_stall_kernel(ncclComm_t comm);
 #endif
 
 #ifdef __cplusplus

@@ -22,11 +22,13 @@ ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id,
   memcpy(c->id, id, NCCL_UNIQUE_ID_BYTES);
   atomic_init(&c->pending, 0);
   atomic_init(&c->aborted, 0);
+  c->stall_peer = c->stall_channel = -1;
   ncclResult_t rc = sim_seg_attach(c);
   if (rc != ncclSuccess) {
     free(c);
     return rc;
   }
+  sim_prof_comm_init(c);
   *out = c;
   return ncclSuccess;
 }
@@ -112,6 +114,7 @@ void sim_comm_drain(ncclComm_t comm)
 
 void sim_comm_free(ncclComm_t comm)
 {
+  sim_prof_comm_fini(comm);
   sim_seg_detach(comm);
   free(comm);
 }

@@ -15,12 +15,18 @@
 #include <stdint.h>
 
 #include "fr_nccl.h"
+#include "fr_profiler.h"
 
 /* Everything below is internal to libnccl.so.2: not exported. */
 #pragma GCC visibility push(hidden)
 
 /* The NCCL version this simulator claims to be (2.28.9). */
 #define SIM_NCCL_VERSION 22809
+
+/* Channels every ring collective is cut into (each channel has its own
+ * mailbox per edge, its own proxy ops and kernel-channel events); user p2p
+ * and pairwise exchanges use channel 0. */
+#define SIM_CHANNELS 2
 
 /* What an enqueued op does. */
 enum sim_kind {
@@ -38,6 +44,9 @@ struct sim_op {
   ncclDataType_t dtype;
   ncclRedOp_t redop;
   int peer;                     /* root of a rooted collective, or p2p peer */
+  void *prof;                   /* its Coll / P2p profiler event (NULL: none) */
+  int stall_peer, stall_channel; /* test knob: sends to this peer on this channel never move */
+  int stall_kernel;             /* test knob: the kernel stops inside this op */
 };
 
 /* Ops launched together (one call, or one outermost group). */
@@ -59,6 +68,11 @@ struct ncclComm {
   atomic_int pending;           /* ops launched and not yet finished */
   atomic_int aborted;
   atomic_int async_error;       /* test knob: what ncclCommGetAsyncError reports */
+  int stall_peer, stall_channel; /* test knobs for the next ops (sim_link_stall) */
+  int stall_kernel;             /* (sim_kernel_stall) */
+  void *prof_ctx;               /* the profiler plugin's context; NULL: not profiled */
+  int prof_mask;                /* event types it asked for */
+  uint64_t seq_number[SIM_RECV + 1]; /* NCCL's per-function collective counters */
 };
 
 /* --- sim_comm.c --- */
@@ -85,6 +99,10 @@ struct sim_xfer {
   size_t bytes;                 /* expected (recv) or offered (send) */
   size_t done;                  /* bytes sent / delivered into buf */
   int finished;
+  int channel, peer;
+  void *step;                   /* its ProxyStep profiler event; NULL none */
+  int step_state;               /* the last state recorded on it */
+  int stalled;                  /* send on a stalled link: never moves */
   /* send only */
   int rendezvous;               /* done only once the receiver took all */
   int posted_all;
@@ -100,12 +118,14 @@ ncclResult_t sim_seg_attach(ncclComm_t comm);
 void sim_seg_detach(ncclComm_t comm);
 /* Publishes (color, key), waits for every member, reads all of them. */
 void sim_split_exchange(ncclComm_t comm, int color, int key, int *colors, int *keys);
-void sim_xfer_send(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int peer,
+void sim_xfer_send(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel, int peer,
                    const void *buf, size_t bytes);
-void sim_xfer_recv(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int peer,
+void sim_xfer_recv(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel, int peer,
                    void *buf, size_t bytes);
-void sim_xfer_recv_reduce(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int peer,
-                          void *buf, size_t bytes, ncclDataType_t dtype, ncclRedOp_t redop);
+void sim_xfer_recv_reduce(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel,
+                          int peer, void *buf, size_t bytes, ncclDataType_t dtype, ncclRedOp_t redop);
+/* 64-bit FNV-1a of n bytes. */
+uint64_t sim_hash(const unsigned char *p, size_t n);
 /* Moves all transfers until done: 0, or -1 once a comm was aborted. */
 int sim_progress(struct sim_xfer *xs, int n);
 /* Host-side waiting: yields, then sleeps with backoff up to 1 ms. */
@@ -116,6 +136,25 @@ void sim_ring_self(ncclComm_t comm);
 /* --- sim_coll.c --- */
 /* Stream task: runs a batch, then frees it. */
 void sim_batch_run(void *batch);
+
+/* --- sim_prof.c: the profiler plugin, called the way NCCL 2.28 does --- */
+/* Loads the plugin (NCCL_PROFILER_PLUGIN) once and calls its init for the
+ * comm; finalize when the comm goes. */
+void sim_prof_comm_init(ncclComm_t comm);
+void sim_prof_comm_fini(ncclComm_t comm);
+/* API events (CollApi / P2pApi) around a call: start returns the handle. */
+void *sim_prof_api_start(const struct sim_op *op, cudaStream_t stream);
+void sim_prof_api_stop(ncclComm_t comm, void *handle);
+/* The Coll / P2p event of an op, started at launch (op->prof). */
+void sim_prof_task_start(struct sim_op *op);
+/* Proxy ops (one per channel, peer and direction of an op), proxy steps
+ * (one per transfer), kernel channels; all NULL-safe. */
+void *sim_prof_proxy_op(const struct sim_op *op, int channel, int peer, int is_send, int nsteps);
+void *sim_prof_kernel_ch(const struct sim_op *op, int channel);
+void sim_prof_step_begin(struct sim_xfer *x, void *proxy_op);
+void sim_prof_step_state(struct sim_xfer *x, int state);
+void sim_prof_step_end(struct sim_xfer *x);
+void sim_prof_stop(ncclComm_t comm, void *handle);
 
 /* --- sim_reduce.c --- */
 /* Bytes per element, 0 for an unknown type. */

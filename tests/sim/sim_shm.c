@@ -11,7 +11,8 @@
  * segments whose members never all arrived.
  *
  * Mailboxes: one single-producer/single-consumer ring of a few fixed-size
- * slots per directed edge (src -> dst), in two sets (collectives, user p2p).
+ * slots per directed edge (src -> dst) and channel, in two sets
+ * (collectives, user p2p).
  * A message is a run of fragments, the last one flagged END, so a receiver
  * that expects a different size still consumes exactly one message.  Every
  * member has a doorbell (a futex word) that its peers ring when they move
@@ -92,7 +93,7 @@ static void sim_layout_of(int nranks, struct sim_layout *l)
 {
   size_t n = (size_t)nranks;
   uint32_t slot = SIM_SLOT_MAX;
-  while (slot > SIM_SLOT_MIN && n * n * SIM_NSLOTS * slot > SIM_SET_BUDGET)
+  while (slot > SIM_SLOT_MIN && n * n * SIM_CHANNELS * SIM_NSLOTS * slot > SIM_SET_BUDGET)
     slot /= 2;
   l->slot_bytes = slot;
   size_t off = sim_align(sizeof(struct sim_seg), SIM_CACHELINE);
@@ -107,7 +108,7 @@ static void sim_layout_of(int nranks, struct sim_layout *l)
   l->edges = off;
   l->edge_stride = sim_align(sizeof(struct sim_edge) + SIM_NSLOTS * (sizeof(struct sim_slot) + slot),
                              SIM_CACHELINE);
-  l->total = off + 2 * n * n * l->edge_stride;
+  l->total = off + 2 * SIM_CHANNELS * n * n * l->edge_stride;
 }
 
 static void *sim_at(ncclComm_t comm, size_t off)
@@ -122,12 +123,12 @@ static struct sim_bell *sim_bell_of(ncclComm_t comm, int rank)
   return (struct sim_bell *)sim_at(comm, l.bells) + rank;
 }
 
-static struct sim_edge *sim_edge_of(ncclComm_t comm, enum sim_set set, int src, int dst)
+static struct sim_edge *sim_edge_of(ncclComm_t comm, enum sim_set set, int channel, int src, int dst)
 {
   struct sim_layout l;
   sim_layout_of(comm->nranks, &l);
   size_t n = (size_t)comm->nranks;
-  size_t idx = (size_t)set * n * n + (size_t)src * n + (size_t)dst;
+  size_t idx = ((size_t)set * SIM_CHANNELS + (size_t)channel) * n * n + (size_t)src * n + (size_t)dst;
   return sim_at(comm, l.edges + idx * l.edge_stride);
 }
 
@@ -152,8 +153,7 @@ void sim_backoff(unsigned *iter)
   nanosleep(&ts, NULL);
 }
 
-/* 64-bit FNV-1a. */
-static uint64_t sim_hash(const unsigned char *p, size_t n)
+uint64_t sim_hash(const unsigned char *p, size_t n)
 {
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < n; i++) {
@@ -352,34 +352,37 @@ void sim_ring_self(ncclComm_t comm)
     sim_ring(&sim_bell_of(comm, comm->rank)->bell);
 }
 
-static void sim_xfer_init(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int peer,
-                          int is_send, void *buf, size_t bytes)
+static void sim_xfer_init(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel,
+                          int peer, int is_send, void *buf, size_t bytes)
 {
   memset(x, 0, sizeof *x);
   x->comm = comm;
   x->is_send = is_send;
-  x->edge = is_send ? sim_edge_of(comm, set, comm->rank, peer) : sim_edge_of(comm, set, peer, comm->rank);
+  x->channel = channel;
+  x->peer = peer;
+  x->edge = is_send ? sim_edge_of(comm, set, channel, comm->rank, peer)
+                    : sim_edge_of(comm, set, channel, peer, comm->rank);
   x->peer_bell = &sim_bell_of(comm, peer)->bell;
   x->buf = buf;
   x->bytes = bytes;
 }
 
-void sim_xfer_send(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int peer,
+void sim_xfer_send(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel, int peer,
                    const void *buf, size_t bytes)
 {
-  sim_xfer_init(x, comm, set, peer, 1, (void *)buf, bytes);
+  sim_xfer_init(x, comm, set, channel, peer, 1, (void *)buf, bytes);
 }
 
-void sim_xfer_recv(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int peer,
+void sim_xfer_recv(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel, int peer,
                    void *buf, size_t bytes)
 {
-  sim_xfer_init(x, comm, set, peer, 0, buf, bytes);
+  sim_xfer_init(x, comm, set, channel, peer, 0, buf, bytes);
 }
 
-void sim_xfer_recv_reduce(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int peer,
-                          void *buf, size_t bytes, ncclDataType_t dtype, ncclRedOp_t redop)
+void sim_xfer_recv_reduce(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel,
+                          int peer, void *buf, size_t bytes, ncclDataType_t dtype, ncclRedOp_t redop)
 {
-  sim_xfer_init(x, comm, set, peer, 0, buf, bytes);
+  sim_xfer_init(x, comm, set, channel, peer, 0, buf, bytes);
   x->reduce = 1;
   x->dtype = dtype;
   x->redop = redop;
@@ -392,11 +395,18 @@ static int sim_send_step(struct sim_xfer *x)
   struct sim_edge *e = x->edge;
   uint32_t slot_bytes = x->comm->seg->slot_bytes;
   int moved = 0;
+  if (x->stalled) {             /* the link is down: the receiver's credits never come */
+    sim_prof_step_state(x, ncclProfilerProxyStepSendPeerWait_v4);
+    return 0;
+  }
   while (!x->posted_all) {
     uint64_t head = atomic_load_explicit(&e->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&e->tail, memory_order_acquire);
-    if (head - tail >= SIM_NSLOTS)
+    if (head - tail >= SIM_NSLOTS) {
+      if (!x->source || x->source->finished || x->source->done > x->done)
+        sim_prof_step_state(x, ncclProfilerProxyStepSendPeerWait_v4); /* data ready, no buffer */
       break;
+    }
     size_t limit = x->bytes;
     if (x->source && !x->source->finished && x->source->done < limit)
       limit = x->source->done;
@@ -417,6 +427,7 @@ static int sim_send_step(struct sim_xfer *x)
     if (last) {
       x->posted_all = 1;
       x->end_head = head + 1;
+      sim_prof_step_state(x, ncclProfilerProxyStepSendWait);
     }
   }
   if (moved)
@@ -439,6 +450,8 @@ static int sim_recv_step(struct sim_xfer *x)
     if (tail == head)
       break;
     struct sim_slot *s = sim_slot_of(e, slot_bytes, tail);
+    sim_prof_step_state(x, ncclProfilerProxyStepRecvFlushWait);
+    sim_prof_step_state(x, ncclProfilerProxyStepRecvGPUWait);
     size_t n = s->len;
     if (n > slot_bytes)
       n = slot_bytes;
@@ -475,6 +488,8 @@ int sim_progress(struct sim_xfer *xs, int n)
       if (x->finished)
         continue;
       moved |= x->is_send ? sim_send_step(x) : sim_recv_step(x);
+      if (x->finished)
+        sim_prof_step_end(x);
       if (!x->finished) {
         open++;
         aborted |= atomic_load(&x->comm->aborted);

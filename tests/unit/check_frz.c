@@ -111,6 +111,10 @@ static void fill_record(frz_record *r, uint64_t id)
   r->state = (uint8_t)rnd();
   r->flags = (uint32_t)rnd();
   r->result = (int32_t)rnd();
+  r->nccl_seq = rnd();
+  r->algo = (uint8_t)rnd();
+  r->proto = (uint8_t)rnd();
+  r->nchannels = (uint8_t)rnd();
 }
 
 static frz_record *make_records(uint64_t n)
@@ -192,6 +196,10 @@ static void assert_record_eq(const frz_record *a, const frz_record *b)
   ck_assert_uint_eq(a->reserved0, b->reserved0);
   ck_assert_uint_eq(a->flags, b->flags);
   ck_assert_int_eq(a->result, b->result);
+  ck_assert_uint_eq(a->nccl_seq, b->nccl_seq);
+  ck_assert_uint_eq(a->algo, b->algo);
+  ck_assert_uint_eq(a->proto, b->proto);
+  ck_assert_uint_eq(a->nchannels, b->nchannels);
 }
 
 /* ---- a standard small dump and helpers ------------------------------------------- */
@@ -749,13 +757,13 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(tget32(b + 24), 0);
   ck_assert_uint_eq(tget32(b + 28), 0);
   ck_assert_uint_eq(tget32(b + 176), frz_crc32(0, b, 176));
-  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 104};
+  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 120}, versions[3] = {1, 1, 2};
   const uint64_t counts[3] = {1, 3, 10};
   uint64_t pos = 180;
   for (int i = 0; i < 3; i++) {
     const uint8_t *e = b + 32 + 48 * i;
     ck_assert_uint_eq(tget32(e), types[i]);
-    ck_assert_uint_eq(tget32(e + 4), 1);
+    ck_assert_uint_eq(tget32(e + 4), versions[i]);
     ck_assert_uint_eq(tget64(e + 8), pos);
     uint64_t stored = tget64(e + 16);
     ck_assert_uint_eq(tget64(e + 24), counts[i] * sizes[i]);
@@ -792,7 +800,7 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(tget32(c + 36), 0);
   ck_assert_uint_eq(tget64(c + 88), (uint64_t)s.comms[1].last_completed_seq);
   ck_assert_uint_eq(tget64(c + 96), s.comms[1].dropped_records);
-  const uint8_t *r = f.secs[2].raw + 104 * 4; /* record 4 */
+  const uint8_t *r = f.secs[2].raw + 120 * 4; /* record 4 */
   ck_assert_uint_eq(tget64(r + 0), 1004);
   ck_assert_uint_eq(tget64(r + 72), s.recs[4].t_complete_ns);
   ck_assert_uint_eq(tget32(r + 84), (uint32_t)s.recs[4].peer);
@@ -801,6 +809,11 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(r[94], s.recs[4].state);
   ck_assert_uint_eq(tget32(r + 96), s.recs[4].flags);
   ck_assert_uint_eq(tget32(r + 100), (uint32_t)s.recs[4].result);
+  ck_assert_uint_eq(tget64(r + 104), s.recs[4].nccl_seq); /* 1.2: RECORDS version 2 */
+  ck_assert_uint_eq(r[112], s.recs[4].algo);
+  ck_assert_uint_eq(r[113], s.recs[4].proto);
+  ck_assert_uint_eq(r[114], s.recs[4].nchannels);
+  ck_assert_uint_eq(r[115] | tget32(r + 116), 0);
   t_free(&f);
   sample_free(&s);
 }
@@ -916,7 +929,7 @@ START_TEST(test_future_minor_layout)
   t_widen(&f.secs[2], 16);
   for (unsigned i = 0; i < f.n; i++)
     f.secs[i].version = 2;
-  t_insert_unknown(&f, 3, 4);
+  t_insert_unknown(&f, 3, 0x7E);
   size_t len;
   uint8_t *b = t_build(&f, &len);
   assert_decodes_to(b, len, &s);
@@ -927,6 +940,113 @@ START_TEST(test_future_minor_layout)
   frz_dump_free(&d);
   free(b);
   t_free(&f);
+  sample_free(&s);
+}
+END_TEST
+
+/* A 1.1 file: RECORDS version 1, 104-byte items without NCCL's fields. */
+START_TEST(test_records_v1_still_read)
+{
+  sample s;
+  sample_make(&s, 20, 0);
+  tfile f;
+  t_parse(s.buf, s.len, &f);
+  tsec *r = &f.secs[2];
+  for (uint64_t i = 0; i < r->count; i++)
+    memmove(r->raw + i * 104, r->raw + i * 120, 104);
+  r->item_size = 104;
+  r->raw_len = r->count * 104;
+  r->version = 1;
+  f.minor = 1;
+  size_t len;
+  uint8_t *b = t_build(&f, &len);
+  frz_dump d;
+  frz_error err;
+  ck_assert_msg(frz_decode(b, len, "v11.frz", &d, &err) == FRZ_OK, "%s", err.msg);
+  ck_assert_uint_eq(d.nrecords, 20);
+  for (uint64_t i = 0; i < d.nrecords; i++) {
+    ck_assert_uint_eq(d.records[i].id, s.recs[i].id);
+    ck_assert_uint_eq(d.records[i].result, s.recs[i].result);
+    ck_assert_uint_eq(d.records[i].nccl_seq, UINT64_MAX); /* unknown, not garbage */
+    ck_assert_uint_eq(d.records[i].algo, FRZ_ALGO_UNKNOWN);
+    ck_assert_uint_eq(d.records[i].proto, FRZ_PROTO_UNKNOWN);
+    ck_assert_uint_eq(d.records[i].nchannels, 0);
+  }
+  /* a version 1 item with extra bytes is not read as version 2 */
+  t_widen(r, 16);
+  free(b);
+  b = t_build(&f, &len);
+  ck_assert_int_eq(frz_decode(b, len, NULL, &d, NULL), FRZ_OK);
+  ck_assert_uint_eq(d.records[0].nccl_seq, UINT64_MAX);
+  frz_dump_free(&d);
+  free(b);
+  t_free(&f);
+  sample_free(&s);
+}
+END_TEST
+
+/* PROXY (type 4) and KERNELCH (type 8) sections: layout and round trip. */
+START_TEST(test_proxy_sections)
+{
+  sample s;
+  sample_make(&s, 5, 0);
+  frz_proxy px[3];
+  frz_kernel_ch kc[2];
+  for (int i = 0; i < 3; i++) {
+    px[i] = (frz_proxy){.comm_id = rnd(), .seq = rnd(), .steps_posted = rnd(), .steps_done = rnd(),
+                        .t_last_ns = rnd(), .peer = (int32_t)rnd(), .channel = (uint8_t)rnd(),
+                        .dir = (uint8_t)(1 + i % 2), .kind = FRZ_KIND_COLL, .state = 20u + (uint32_t)i,
+                        .ops_posted = (uint32_t)rnd(), .ops_done = (uint32_t)rnd(), .rank = i - 1};
+  }
+  for (int i = 0; i < 2; i++)
+    kc[i] = (frz_kernel_ch){.comm_id = rnd(), .started_seq = (int64_t)rnd(), .stopped_seq = -1,
+                            .t_last_ns = rnd(), .channel = (uint32_t)i, .started = 7, .stopped = 6,
+                            .rank = 3};
+  frz_extras x = {.proxy = px, .nproxy = 3, .kernel_ch = kc, .nkernel_ch = 2};
+  void *out;
+  size_t len;
+  frz_error err;
+  ck_assert_int_eq(frz_encode_ex(&s.proc, s.comms, 3, s.recs, 5, &x, 0, &out, &len, &err), FRZ_OK);
+  tfile f;
+  t_parse(out, len, &f);
+  ck_assert_uint_eq(f.n, 5);
+  ck_assert_uint_eq(f.secs[3].type, 4);
+  ck_assert_uint_eq(f.secs[3].item_size, 64);
+  ck_assert_uint_eq(f.secs[4].type, 8);
+  ck_assert_uint_eq(f.secs[4].item_size, 48);
+  const uint8_t *p = f.secs[3].raw + 64; /* proxy item 1 */
+  ck_assert_uint_eq(tget64(p), px[1].comm_id);
+  ck_assert_uint_eq(tget64(p + 8), px[1].seq);
+  ck_assert_uint_eq(tget64(p + 16), px[1].steps_posted);
+  ck_assert_uint_eq(tget64(p + 24), px[1].steps_done);
+  ck_assert_uint_eq(tget64(p + 32), px[1].t_last_ns);
+  ck_assert_uint_eq(tget32(p + 40), (uint32_t)px[1].peer);
+  ck_assert_uint_eq(p[44], px[1].channel);
+  ck_assert_uint_eq(p[45], FRZ_DIR_RECV);
+  ck_assert_uint_eq(p[46], FRZ_KIND_COLL);
+  ck_assert_uint_eq(tget32(p + 48), 21);
+  ck_assert_uint_eq(tget32(p + 52), px[1].ops_posted);
+  ck_assert_uint_eq(tget32(p + 56), px[1].ops_done);
+  ck_assert_uint_eq(tget32(p + 60), 0);
+  const uint8_t *k = f.secs[4].raw + 48;
+  ck_assert_uint_eq(tget64(k), kc[1].comm_id);
+  ck_assert_uint_eq(tget64(k + 16), UINT64_MAX); /* stopped_seq -1 */
+  ck_assert_uint_eq(tget32(k + 32), 1);
+  ck_assert_uint_eq(tget32(k + 44), 3);
+  frz_dump d;
+  ck_assert_int_eq(frz_decode(out, len, NULL, &d, &err), FRZ_OK);
+  ck_assert_uint_eq(d.nproxy, 3);
+  ck_assert_uint_eq(d.nkernel_ch, 2);
+  ck_assert_mem_eq(&d.proxy[2].comm_id, &px[2].comm_id, 8);
+  ck_assert_int_eq(d.proxy[0].rank, -1);
+  ck_assert_uint_eq(d.proxy[2].state, 22);
+  ck_assert_uint_eq(d.proxy[2].dir, FRZ_DIR_SEND);
+  ck_assert_int_eq(d.kernel_ch[0].stopped_seq, -1);
+  ck_assert_int_eq(d.kernel_ch[1].started_seq, kc[1].started_seq);
+  ck_assert_uint_eq(d.unknown_sections, 0);
+  frz_dump_free(&d);
+  t_free(&f);
+  free(out);
   sample_free(&s);
 }
 END_TEST
@@ -1572,6 +1692,8 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_newer_major_rejected);
   tcase_add_test(t, test_minor_versions_accepted);
   tcase_add_test(t, test_future_minor_layout);
+  tcase_add_test(t, test_records_v1_still_read);
+  tcase_add_test(t, test_proxy_sections);
   tcase_add_test(t, test_unknown_sections_skipped);
   tcase_add_test(t, test_structural_errors);
   tcase_add_test(t, test_two_frames_in_a_section);
