@@ -8,6 +8,7 @@ librecorder_librecorder_la_SOURCES = \
 	librecorder/comms.c librecorder/cuda_events.c librecorder/wrappers.c \
 	librecorder/lifecycle.c librecorder/derive.c librecorder/teardown.c librecorder/groups.c \
 	librecorder/watchdog.c librecorder/crash.c librecorder/dump.c \
+	librecorder/stacks.h librecorder/stacks.c librecorder/pystacks.c \
 	librecorder/recorder.c
 librecorder_librecorder_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(PTHREAD_CFLAGS)
 librecorder_librecorder_la_LIBADD = formats/libfrz.la $(PTHREAD_LIBS) $(RT_LIBS)

@@ -21,7 +21,7 @@ tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/sce
 	tests/scenario/scenario.h
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
-tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install
+tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 
 ## Compare an analysis JSON with an expected subset.
 noinst_PROGRAMS += tests/json-expect
@@ -54,6 +54,13 @@ tests_sim_check_sim_SOURCES = tests/sim/check_sim.c
 tests_sim_check_sim_CFLAGS = $(UNIT_CFLAGS)
 tests_sim_check_sim_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
 tests_sim_check_sim_LDFLAGS = $(AM_LDFLAGS) -no-install
+
+## The thread-stack collection under stress (run by tests/e2e/stacks-stress.sh).
+check_PROGRAMS += tests/unit/stacks-stress
+tests_unit_stacks_stress_SOURCES = tests/unit/stacks_stress.c
+tests_unit_stacks_stress_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_unit_stacks_stress_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
+tests_unit_stacks_stress_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 
 ## The recorder in one process on the simulator (run by tests/e2e/recorder-api.sh).
 check_PROGRAMS += tests/unit/check_recorder
@@ -100,6 +107,11 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh \
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh
 TESTS += $(E2E_TESTS)
+# Thread stacks in the dumps: a rank blocked in read(2); the collection under
+# stress (blocked, masked and many threads, hundreds of dumps).
+E2E_STACK_TESTS = tests/e2e/scenario-blocked-read.sh tests/e2e/stacks-stress.sh
+TESTS += $(E2E_STACK_TESTS)
+EXTRA_DIST += $(E2E_STACK_TESTS)
 # C11 needs a stalled link and proxy progress in the dumps, which do not exist
 # yet: it runs, and is expected to fail until they do.
 XFAIL_TESTS += tests/e2e/scenario-c11.sh

@@ -265,6 +265,6 @@ int fa_run(fa_analysis *a)
         fa_ring_links(a, c))
       return -1;
   }
-  if (fa_frames_progress(a) || fa_stragglers(a)) return -1;
+  if (fa_frames_progress(a) || fa_stragglers(a) || fa_stacks_build(a)) return -1;
   return fa_verdict_build(a);
 }
