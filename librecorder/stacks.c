@@ -202,7 +202,7 @@ static st_slot *free_slot(uint32_t *next) {
 
 static uint64_t elapsed_ns(uint64_t t0) { return fr_now_ns() - t0; }
 
-#define MASK_CHECK_NS 2000000ull /* after 2 ms, stop waiting for threads that block the signal */
+#define MASK_CHECK_NS 200000ull /* after 0.2 ms, stop waiting for threads that block the signal */
 
 /* Wait until every asked slot answered or the deadline passed; threads
  * found blocking the signal are flagged in masked[] and not waited for. */

@@ -108,10 +108,11 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh
 TESTS += $(E2E_TESTS)
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
-# stress (blocked, masked and many threads, hundreds of dumps).
-E2E_STACK_TESTS = tests/e2e/scenario-blocked-read.sh tests/e2e/stacks-stress.sh
+# stress (blocked, masked and many threads, hundreds of dumps); Python stacks
+# of a ctypes job on the simulator.
+E2E_STACK_TESTS = tests/e2e/scenario-blocked-read.sh tests/e2e/stacks-stress.sh tests/e2e/py-stacks.sh
 TESTS += $(E2E_STACK_TESTS)
-EXTRA_DIST += $(E2E_STACK_TESTS)
+EXTRA_DIST += $(E2E_STACK_TESTS) tests/scenario/py_job.py
 # C11 needs a stalled link and proxy progress in the dumps, which do not exist
 # yet: it runs, and is expected to fail until they do.
 XFAIL_TESTS += tests/e2e/scenario-c11.sh

@@ -56,7 +56,7 @@ check_stack() {
   sed -n '/^stack classes:/,/^$/p' "$v" > "$FR_TMP/classes"
   grep -Eq "^  [0-9]+ ranks? \\($2\\): (.* <- )?$3( <- |\$)" "$FR_TMP/classes" ||
     { cat "$v" >&2; fail "$1: no stack class of exactly rank(s) $2 with $3"; }
-  ! grep -v "^  [0-9]* ranks\\{0,1\\} ($2):" "$FR_TMP/classes" | grep -q "$3" ||
+  ! grep -Ev "^  [0-9]+ ranks? \\($2\\):" "$FR_TMP/classes" | grep -Eq "$3" ||
     fail "$1: $3 is in the stack class of other ranks too"
   echo "$1: stack of $2 in $3, a class of its own"
 }
