@@ -68,6 +68,7 @@ typedef struct view {
   uint32_t nrows;
   uint32_t *rowranks;
   int help;              /* the help screen is shown */
+  int stacks;            /* info lines: 1 the selected rank's stack, 2 the stack classes */
   int quit;
   int prompt;            /* reading a rank number for `/` */
   char input[16];
@@ -118,6 +119,11 @@ int keys_handle(view *v, int key);
  * lines (keys l and w). */
 void keys_show_links(view *v);
 void keys_show_waitfor(view *v);
+/* The stack pane and stack-classes view (stacks.c): keys t and T toggle
+ * them; stacks_info fills the info lines for v->stacks at each render. */
+void keys_stack_pane(view *v);
+void keys_stack_classes(view *v);
+void stacks_info(view *v);
 /* The help lines: NULL-terminated. */
 extern const char *const keys_help[];
 
