@@ -31,8 +31,8 @@
 
 #define MEMORY_NAME "<memory>"
 #define NSECTIONS_V1 3
-#define NSECTIONS_MAX 7   /* with the optional CALLSITES, BACKTRACES, PROXY, KERNELCH sections */
-#define SEC_TYPES_KNOWN 9 /* seen[] covers types 0..8 */
+#define NSECTIONS_MAX 9   /* with the optional CALLSITES, BACKTRACES, PROXY, KERNELCH, STACKS, PYFRAMES */
+#define SEC_TYPES_KNOWN 11 /* seen[] covers types 0..10 */
 #define DEFAULT_LEVEL 3
 #define MAX_LEVEL 19
 
@@ -454,6 +454,56 @@ static void get_backtrace(const uint8_t *p, frz_backtrace *b)
     b->frames[i] = i < b->depth ? get64(p, 16 + 8 * (size_t)i) : 0;
 }
 
+static void put_stack(uint8_t *p, const frz_stack *t)
+{
+  uint32_t depth = t->depth > FRZ_STACK_MAX ? FRZ_STACK_MAX : t->depth;
+  put32(p, 0, t->tid);
+  put32(p, 4, t->status);
+  put32(p, 8, t->flags);
+  put32(p, 12, depth);
+  put64(p, 16, t->record_id);
+  put64(p, 24, t->thread_handle);
+  put_str(p, 32, t->name, FRZ_THREAD_NAME_MAX);
+  for (uint32_t i = 0; i < FRZ_STACK_MAX; i++)
+    put64(p, 48 + 8 * (size_t)i, i < depth ? t->frames[i] : 0);
+}
+
+static void get_stack(const uint8_t *p, frz_stack *t)
+{
+  t->tid = get32(p, 0);
+  t->status = get32(p, 4);
+  t->flags = get32(p, 8);
+  t->depth = get32(p, 12);
+  if (t->depth > FRZ_STACK_MAX)
+    t->depth = FRZ_STACK_MAX;
+  t->record_id = get64(p, 16);
+  t->thread_handle = get64(p, 24);
+  get_str(t->name, p, 32, FRZ_THREAD_NAME_MAX);
+  for (uint32_t i = 0; i < FRZ_STACK_MAX; i++)
+    t->frames[i] = i < t->depth ? get64(p, 48 + 8 * (size_t)i) : 0;
+}
+
+static void put_pyframe(uint8_t *p, const frz_pyframe *f)
+{
+  put64(p, 0, f->thread_handle);
+  put32(p, 8, f->tid);
+  put32(p, 12, f->index);
+  put32(p, 16, f->line);
+  put32(p, 20, 0); /* reserved */
+  put_str(p, 24, f->func, FRZ_PYFUNC_MAX);
+  put_str(p, 96, f->file, FRZ_PYFILE_MAX);
+}
+
+static void get_pyframe(const uint8_t *p, frz_pyframe *f)
+{
+  f->thread_handle = get64(p, 0);
+  f->tid = get32(p, 8);
+  f->index = get32(p, 12);
+  f->line = get32(p, 16);
+  get_str(f->func, p, 24, FRZ_PYFUNC_MAX);
+  get_str(f->file, p, 96, FRZ_PYFILE_MAX);
+}
+
 static int cmp_bt(const void *a, const void *b)
 {
   uint64_t x = ((const frz_backtrace *)a)->record_id, y = ((const frz_backtrace *)b)->record_id;
@@ -501,7 +551,6 @@ static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *
                          const frz_comm *comms, const frz_record *records,
                          const frz_callsite *sites, const frz_extras *x)
 {
-  const frz_backtrace *bts = x ? x->backtraces : NULL;
   for (uint64_t i = 0; i < s->count; i++) {
     uint8_t *p = raw + i * s->item_size;
     if (s->type == FRZ_SEC_PROCESS)
@@ -511,11 +560,15 @@ static void encode_items(const enc_section *s, uint8_t *raw, const frz_process *
     else if (s->type == FRZ_SEC_CALLSITES)
       put_callsite(p, &sites[i]);
     else if (s->type == FRZ_SEC_BACKTRACES)
-      put_backtrace(p, &bts[i]);
+      put_backtrace(p, &x->backtraces[i]);
     else if (s->type == FRZ_SEC_PROXY)
       put_proxy(p, &x->proxy[i]);
     else if (s->type == FRZ_SEC_KERNELCH)
       put_kernel_ch(p, &x->kernel_ch[i]);
+    else if (s->type == FRZ_SEC_STACKS)
+      put_stack(p, &x->stacks[i]);
+    else if (s->type == FRZ_SEC_PYFRAMES)
+      put_pyframe(p, &x->pyframes[i]);
     else
       put_record(p, &records[i]);
   }
@@ -598,13 +651,16 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
                                     out_len, err);
   if (st != FRZ_OK)
     return st;
-  const frz_callsite *sites_in = x ? x->callsites : NULL;
-  uint32_t nsites = x ? x->ncallsites : 0;
-  const frz_backtrace *bts = x ? x->backtraces : NULL;
-  uint64_t nbts = x ? x->nbacktraces : 0;
-  uint64_t nproxy = x ? x->nproxy : 0;
-  uint32_t nkch = x ? x->nkernel_ch : 0;
-  if ((nsites && !sites_in) || (nbts && !bts) || (nproxy && !x->proxy) || (nkch && !x->kernel_ch))
+  static const frz_extras none;
+  if (!x)
+    x = &none;
+  const frz_callsite *sites_in = x->callsites;
+  uint32_t nsites = x->ncallsites;
+  uint64_t nbts = x->nbacktraces;
+  uint64_t nproxy = x->nproxy;
+  uint32_t nkch = x->nkernel_ch;
+  if ((nsites && !sites_in) || (nbts && !x->backtraces) || (nproxy && !x->proxy) ||
+      (nkch && !x->kernel_ch) || (x->nstacks && !x->stacks) || (x->npyframes && !x->pyframes))
     return fail(err, FRZ_E_INVALID, NULL, 0, "frz_encode: NULL extras with a nonzero count");
   if (nbts > FRZ_SECTION_RAW_MAX / FRZ_BACKTRACE_ITEM_SIZE ||
       nproxy > FRZ_SECTION_RAW_MAX / FRZ_PROXY_ITEM_SIZE)
@@ -627,6 +683,8 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
       {FRZ_SEC_BACKTRACES, FRZ_SECTION_VERSION, FRZ_BACKTRACE_ITEM_SIZE, nbts, 0, 0, 0, 0},
       {FRZ_SEC_PROXY, FRZ_SECTION_VERSION, FRZ_PROXY_ITEM_SIZE, nproxy, 0, 0, 0, 0},
       {FRZ_SEC_KERNELCH, FRZ_SECTION_VERSION, FRZ_KERNEL_CH_ITEM_SIZE, nkch, 0, 0, 0, 0},
+      {FRZ_SEC_STACKS, FRZ_SECTION_VERSION, FRZ_STACK_ITEM_SIZE, x->nstacks, 0, 0, 0, 0},
+      {FRZ_SEC_PYFRAMES, FRZ_SECTION_VERSION, FRZ_PYFRAME_ITEM_SIZE, x->npyframes, 0, 0, 0, 0},
   };
   /* the three required sections, then the optional ones that hold something */
   enc_section secs[NSECTIONS_MAX];
@@ -711,6 +769,8 @@ static const char *section_label(uint32_t type)
   case FRZ_SEC_BACKTRACES: return "backtraces section";
   case FRZ_SEC_PROXY: return "proxy section";
   case FRZ_SEC_KERNELCH: return "kernel-channel section";
+  case FRZ_SEC_STACKS: return "stacks section";
+  case FRZ_SEC_PYFRAMES: return "python-frames section";
   default: return "section";
   }
 }
@@ -724,6 +784,8 @@ static uint32_t min_item_size(uint32_t type)
   case FRZ_SEC_BACKTRACES: return FRZ_BACKTRACE_ITEM_SIZE;
   case FRZ_SEC_PROXY: return FRZ_PROXY_ITEM_SIZE;
   case FRZ_SEC_KERNELCH: return FRZ_KERNEL_CH_ITEM_SIZE;
+  case FRZ_SEC_STACKS: return FRZ_STACK_ITEM_SIZE;
+  case FRZ_SEC_PYFRAMES: return FRZ_PYFRAME_ITEM_SIZE;
   default: return FRZ_RECORD_ITEM_SIZE;
   }
 }
@@ -732,7 +794,7 @@ static int is_known_type(uint32_t type)
 {
   return type == FRZ_SEC_PROCESS || type == FRZ_SEC_COMMS || type == FRZ_SEC_RECORDS ||
          type == FRZ_SEC_CALLSITES || type == FRZ_SEC_BACKTRACES || type == FRZ_SEC_PROXY ||
-         type == FRZ_SEC_KERNELCH;
+         type == FRZ_SEC_KERNELCH || type == FRZ_SEC_STACKS || type == FRZ_SEC_PYFRAMES;
 }
 
 /* Check the magic and the version: the 12 bytes every major keeps. */
@@ -845,8 +907,8 @@ static frz_status check_section_sizes(decoder *d, const dec_section *s)
   if (s->type == FRZ_SEC_PROCESS && s->count != 1)
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
                 "process section holds %" PRIu64 " items (must be 1)", s->count);
-  if ((s->type == FRZ_SEC_COMMS || s->type == FRZ_SEC_CALLSITES || s->type == FRZ_SEC_KERNELCH) &&
-      s->count > UINT32_MAX)
+  if ((s->type == FRZ_SEC_COMMS || s->type == FRZ_SEC_CALLSITES || s->type == FRZ_SEC_KERNELCH ||
+       s->type == FRZ_SEC_STACKS || s->type == FRZ_SEC_PYFRAMES) && s->count > UINT32_MAX)
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->entry_off + 32,
                 "%s holds %" PRIu64 " items (limit %" PRIu32 ")", section_label(s->type), s->count,
                 UINT32_MAX);
@@ -966,6 +1028,31 @@ static frz_status load_array(decoder *d, const dec_section *s, const uint8_t *ra
   return FRZ_OK;
 }
 
+/* The STACKS or PYFRAMES section's items into the dump (since 1.2). */
+static frz_status load_threads(decoder *d, const dec_section *s, const uint8_t *raw,
+                               frz_dump *out)
+{
+  int stacks = s->type == FRZ_SEC_STACKS;
+  void *v = calloc((size_t)s->count, stacks ? sizeof(frz_stack) : sizeof(frz_pyframe));
+  if (!v)
+    return fail(d->err, FRZ_E_NOMEM, d->name, s->offset, "out of memory for %" PRIu64 " %s",
+                s->count, stacks ? "thread stacks" : "python frames");
+  for (uint64_t i = 0; i < s->count; i++) {
+    if (stacks)
+      get_stack(raw + i * s->item_size, (frz_stack *)v + i);
+    else
+      get_pyframe(raw + i * s->item_size, (frz_pyframe *)v + i);
+  }
+  if (stacks) {
+    out->stacks = v;
+    out->nstacks = (uint32_t)s->count;
+  } else {
+    out->pyframes = v;
+    out->npyframes = (uint32_t)s->count;
+  }
+  return FRZ_OK;
+}
+
 /* Convert a known section's raw items into the dump's structures. */
 static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *raw,
                              frz_dump *out)
@@ -1005,6 +1092,8 @@ static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *ra
     out->nkernel_ch = (uint32_t)s->count;
     return load_array(d, s, raw, sizeof *out->kernel_ch, (void **)&out->kernel_ch, get_kernel_ch);
   }
+  if (s->type == FRZ_SEC_STACKS || s->type == FRZ_SEC_PYFRAMES)
+    return load_threads(d, s, raw, out);
   if (s->type == FRZ_SEC_CALLSITES) {
     out->callsites = calloc((size_t)s->count, sizeof *out->callsites);
     if (!out->callsites)
@@ -1128,6 +1217,8 @@ void frz_dump_free(frz_dump *d)
   free(d->backtraces);
   free(d->proxy);
   free(d->kernel_ch);
+  free(d->stacks);
+  free(d->pyframes);
   memset(d, 0, sizeof *d);
 }
 

@@ -246,6 +246,52 @@ typedef struct frz_backtrace {
   uint64_t frames[FRZ_BACKTRACE_MAX];
 } frz_backtrace;
 
+/* One thread of the process at dump time (since 1.2, STACKS section): its
+ * stack as return addresses, innermost first, symbolised in the CALLSITES
+ * section.  The innermost frame of a thread stopped by the recorder's
+ * signal is the interrupted instruction itself, not a return address. */
+#define FRZ_STACK_MAX 48
+#define FRZ_THREAD_NAME_MAX 16
+/* Thread stack status: did the thread answer the recorder's signal? */
+enum {
+  FRZ_STACK_OK = 0,        /* sampled */
+  FRZ_STACK_NO_ANSWER = 1, /* signalled, did not answer within the wait (busy in a handler, stopped) */
+  FRZ_STACK_MASKED = 2,    /* signalled, did not answer: it blocks the stack signal */
+  FRZ_STACK_GONE = 3,      /* exited between listing and signalling */
+  FRZ_STACK_SKIPPED = 4    /* not signalled: more threads than the recorder samples */
+};
+/* Thread flags */
+enum {
+  FRZ_TF_MAIN = 1u << 0,      /* the process's main thread (tid == pid) */
+  FRZ_TF_IN_NCCL = 1u << 1,   /* inside an NCCL call: record_id is the record it is in */
+  FRZ_TF_TRUNCATED = 1u << 2, /* deeper than FRZ_STACK_MAX frames: the outermost are cut */
+  FRZ_TF_DUMPER = 1u << 3,    /* the thread that wrote the dump (its stack taken directly) */
+  FRZ_TF_LAST_NCCL = 1u << 4  /* the thread that made the newest NCCL record */
+};
+typedef struct frz_stack {
+  uint32_t tid;              /* Linux thread id */
+  uint32_t status;           /* FRZ_STACK_* */
+  uint32_t flags;            /* FRZ_TF_* */
+  uint32_t depth;            /* valid entries of frames */
+  uint64_t record_id;        /* with FRZ_TF_IN_NCCL: the record of the call it is in */
+  uint64_t thread_handle;    /* pthread_self() of the thread (Python's thread ident); 0 unknown */
+  char name[FRZ_THREAD_NAME_MAX]; /* thread name (/proc comm), NUL-terminated */
+  uint64_t frames[FRZ_STACK_MAX];
+} frz_stack;
+
+/* One Python frame of a thread at dump time (since 1.2, PYFRAMES section),
+ * from the interpreter's own traceback dump (FR_PY_STACKS=1). */
+#define FRZ_PYFUNC_MAX 72
+#define FRZ_PYFILE_MAX 160
+typedef struct frz_pyframe {
+  uint64_t thread_handle;    /* Python's thread ident (a pthread_t) */
+  uint32_t tid;              /* Linux tid of that thread when known; 0 unknown */
+  uint32_t index;            /* 0 = innermost (most recent call) */
+  uint32_t line;             /* source line; 0 unknown */
+  char func[FRZ_PYFUNC_MAX]; /* function name, NUL-terminated */
+  char file[FRZ_PYFILE_MAX]; /* source file as the interpreter names it */
+} frz_pyframe;
+
 /* Optional parts of a dump (frz_encode_ex). */
 typedef struct frz_extras {
   const frz_callsite *callsites;        /* need not be sorted */
@@ -256,6 +302,10 @@ typedef struct frz_extras {
   uint64_t nproxy;
   const frz_kernel_ch *kernel_ch;       /* since 1.2 */
   uint32_t nkernel_ch;
+  const frz_stack *stacks;              /* since 1.2 */
+  uint32_t nstacks;
+  const frz_pyframe *pyframes;          /* since 1.2 */
+  uint32_t npyframes;
 } frz_extras;
 
 /* A decoded dump.  Arrays are owned; free with frz_dump_free. */
@@ -275,6 +325,10 @@ typedef struct frz_dump {
   uint64_t nproxy;
   frz_kernel_ch *kernel_ch;  /* kernel channel progress (1.2); may be empty */
   uint32_t nkernel_ch;
+  frz_stack *stacks;         /* threads at dump time, in file order; may be empty (since 1.2) */
+  uint32_t nstacks;
+  frz_pyframe *pyframes;     /* Python frames, by thread then index; may be empty (since 1.2) */
+  uint32_t npyframes;
 } frz_dump;
 
 /* ---- errors ----------------------------------------------------------- */
@@ -322,6 +376,8 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
 const frz_callsite *frz_find_callsite(const frz_dump *d, uint64_t address);
 /* The backtrace of record `record_id`, or NULL. */
 const frz_backtrace *frz_find_backtrace(const frz_dump *d, uint64_t record_id);
+/* Name of a thread stack status ("ok", "no answer", ...); never NULL. */
+const char *frz_stack_status_name(unsigned status);
 
 /* Write `len` bytes to DIR/NAME atomically: a temporary file in DIR opened
  * O_CREAT|O_EXCL|O_NOFOLLOW mode 0600, fsync, rename to NAME.  A reader never
@@ -381,6 +437,8 @@ size_t frz_dtype_size(unsigned dtype);
 #define FRZ_BACKTRACE_ITEM_SIZE 144 /* BACKTRACES section item (since 1.1) */
 #define FRZ_PROXY_ITEM_SIZE 64     /* PROXY section item (since 1.2) */
 #define FRZ_KERNEL_CH_ITEM_SIZE 48 /* KERNELCH section item (since 1.2) */
+#define FRZ_STACK_ITEM_SIZE 432    /* STACKS section item (since 1.2) */
+#define FRZ_PYFRAME_ITEM_SIZE 256  /* PYFRAMES section item (since 1.2) */
 
 /* Largest uncompressed section a reader accepts (4 GiB). */
 #define FRZ_SECTION_RAW_MAX ((uint64_t)1 << 32)
@@ -393,7 +451,9 @@ enum {
   FRZ_SEC_PROXY = 4,     /* optional, since 1.2 */
   FRZ_SEC_CALLSITES = 5, /* optional, since 1.1 */
   FRZ_SEC_BACKTRACES = 6, /* optional, since 1.1 */
-  FRZ_SEC_KERNELCH = 8   /* optional, since 1.2 */
+  FRZ_SEC_STACKS = 7,     /* optional, since 1.2 */
+  FRZ_SEC_KERNELCH = 8,   /* optional, since 1.2 */
+  FRZ_SEC_PYFRAMES = 10   /* optional, since 1.2 */
 };
 
 /* Version of each section's item layout written by this codec (RECORDS:

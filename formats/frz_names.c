@@ -180,6 +180,15 @@ const char *frz_trigger_name(unsigned trigger)
   return unknown_name("trigger", trigger);
 }
 
+static const char *const stack_status_names[] = {"ok", "no_answer", "masked", "gone", "skipped"};
+
+const char *frz_stack_status_name(unsigned status)
+{
+  if (status < sizeof stack_status_names / sizeof stack_status_names[0])
+    return stack_status_names[status];
+  return unknown_name("stack_status", status);
+}
+
 static const char *const status_names[] = {
     "ok",        "io_error", "empty",     "bad_magic",       "unsupported_version",
     "truncated", "corrupt",  "no_memory", "invalid_argument"};

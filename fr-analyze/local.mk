@@ -8,6 +8,8 @@ fr_analyze_libanalyze_la_SOURCES = \
 	fr-analyze/libanalyze/straggler.c \
 	fr-analyze/libanalyze/util.c fr-analyze/libanalyze/report_text.c \
 	fr-analyze/libanalyze/report_json.c \
+	fr-analyze/libanalyze/stacks.c fr-analyze/libanalyze/stacks_text.c \
+	fr-analyze/libanalyze/stacks_json.c \
 	fr-analyze/libanalyze/input.h fr-analyze/libanalyze/input.c \
 	fr-analyze/libanalyze/parallel.c
 fr_analyze_libanalyze_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(PTHREAD_CFLAGS)

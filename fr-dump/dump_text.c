@@ -278,6 +278,32 @@ static void print_progress(FILE *o, const frz_dump *d, uint64_t ref)
   }
 }
 
+/* Every thread's stack at dump time (frz 1.2 STACKS), innermost frame
+ * first, with its Python frames (PYFRAMES) after the native ones. */
+static void print_threads(FILE *o, const frz_dump *d)
+{
+  static const char *const tflags[] = {"main", "in_nccl", "truncated", "dumper", "last_nccl"};
+  char b[512], fl[96];
+  if (!d->nstacks) return;
+  fprintf(o, "\nthreads: %u\n", d->nstacks);
+  for (uint32_t i = 0; i < d->nstacks; i++) {
+    const frz_stack *t = &d->stacks[i];
+    fprintf(o, "  thread %u \"%s\" %s %s", t->tid, fd_sanitize(t->name, strlen(t->name), b, sizeof b),
+            frz_stack_status_name(t->status), flag_names(t->flags, tflags, 5, fl, sizeof fl));
+    if (t->flags & FRZ_TF_IN_NCCL) fprintf(o, " record %llu", (unsigned long long)t->record_id);
+    fputc('\n', o);
+    for (uint32_t k = 0; k < t->depth; k++)
+      fprintf(o, "    #%-2u %s\n", k, site_name(d, t->frames[k], b, sizeof b));
+    for (uint32_t k = 0; k < d->npyframes; k++) {
+      const frz_pyframe *f = &d->pyframes[k];
+      if (!t->thread_handle || f->thread_handle != t->thread_handle) continue;
+      char fn[FRZ_PYFUNC_MAX + FRZ_PYFILE_MAX + 32];
+      snprintf(fn, sizeof fn, "%s (%s:%u)", f->func, f->file, f->line);
+      fprintf(o, "    py%-2u %s\n", f->index, fd_sanitize(fn, strlen(fn), b, sizeof b));
+    }
+  }
+}
+
 int fd_print_text(FILE *o, const char *name, const frz_dump *d)
 {
   const frz_process *p = &d->process;
@@ -287,5 +313,6 @@ int fd_print_text(FILE *o, const char *name, const frz_dump *d)
   print_records(o, d, ref);
   print_progress(o, d, ref);
   print_sites(o, d);
+  print_threads(o, d);
   return ferror(o) ? -1 : 0;
 }

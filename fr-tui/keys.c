@@ -90,6 +90,7 @@ static void act_root(view *v)
 void keys_show_links(view *v)
 {
   const fa_verdict *vd = &v->a->verdict;
+  v->stacks = 0;
   if (!vd->nlinks) {
     view_info(v, NULL);
     snprintf(v->msg, sizeof v->msg, "no missing link in the verdict");
@@ -119,6 +120,7 @@ void keys_show_links(view *v)
 
 void keys_show_waitfor(view *v)
 {
+  v->stacks = 0;
   const fa_analysis *a = v->a;
   const fa_verdict *vd = &a->verdict;
   char *s = NULL;
@@ -176,6 +178,7 @@ static void act_quit(view *v) { v->quit = 1; }
 /* Esc: clear the info lines and the message. */
 static void act_clear(view *v)
 {
+  v->stacks = 0;
   view_info(v, NULL);
   v->msg[0] = 0;
 }
@@ -191,7 +194,8 @@ static const struct key {
   {']', 0, act_next_frame},    {'c', 0, chooser_open},            {'g', 0, act_stuck},
   {'r', 0, act_root},          {'l', 0, keys_show_links},           {'w', 0, keys_show_waitfor},
   {'/', 0, act_find},          {'f', 0, act_fold},            {'?', 0, act_help},
-  {'q', 0, act_quit},          {K_ESC, 0, act_clear},
+  {'q', 0, act_quit},          {K_ESC, 0, act_clear},         {'t', 0, keys_stack_pane},
+  {'T', 0, keys_stack_classes},
 };
 
 const char *const keys_help[] = {
@@ -207,6 +211,8 @@ const char *const keys_help[] = {
   "w               show the wait-for chain or cycle",
   "/               find a rank (type its number, Enter)",
   "f               fold identical rows together / unfold",
+  "t               the selected rank's thread stack (most relevant thread) / off",
+  "T               the stack classes: ranks grouped by stack / off",
   "Esc             clear the message and info lines",
   "?               this help",
   "q               quit",

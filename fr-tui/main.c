@@ -19,6 +19,8 @@ static void usage(FILE *out)
           "      --frame N    frame step to show (0 = first; default the latest)\n"
           "      --comm ID    communicator to show (hex id; default the verdict's)\n"
           "      --fold       start with identical rows folded together\n"
+          "      --stacks     start with the selected rank's stack pane (key t)\n"
+          "      --stack-classes  start with the stack classes (key T)\n"
           "      --cols C     batch screen width (default 100)\n"
           "      --rows R     batch screen height (default 30)\n"
           "  -h, --help       display this help and exit\n"
@@ -40,14 +42,15 @@ static long parse_num(const char *s, long max)
 
 int main(int argc, char **argv)
 {
-  enum { O_FRAME = 256, O_COMM, O_COLS, O_ROWS, O_FOLD };
+  enum { O_FRAME = 256, O_COMM, O_COLS, O_ROWS, O_FOLD, O_STACKS, O_CLASSES };
   static const struct option opts[] = {
     {"batch", no_argument, NULL, 'b'},     {"frame", required_argument, NULL, O_FRAME},
     {"comm", required_argument, NULL, O_COMM}, {"cols", required_argument, NULL, O_COLS},
     {"rows", required_argument, NULL, O_ROWS}, {"fold", no_argument, NULL, O_FOLD}, {"help", no_argument, NULL, 'h'},
+    {"stacks", no_argument, NULL, O_STACKS}, {"stack-classes", no_argument, NULL, O_CLASSES},
     {"version", no_argument, NULL, 'V'},   {NULL, 0, NULL, 0},
   };
-  int batch = 0, has_comm = 0, fold = 0;
+  int batch = 0, has_comm = 0, fold = 0, stacks = 0;
   long frame = -1, cols = 100, rows = 30;
   uint64_t comm_id = 0;
   int c;
@@ -55,6 +58,8 @@ int main(int argc, char **argv)
     switch (c) {
     case 'b': batch = 1; break;
     case O_FOLD: fold = 1; break;
+    case O_STACKS: stacks = 1; break;
+    case O_CLASSES: stacks = 2; break;
     case O_FRAME:
       if ((frame = parse_num(optarg, 1000000)) < 0) {
         fprintf(stderr, "fr-tui: invalid frame '%s'\n", optarg);
@@ -135,6 +140,7 @@ int main(int argc, char **argv)
   else if (vd->nlinks && !vd->root_cause.n && !vd->lagging.n)
     keys_show_links(&v);
   v.msg[0] = 0;
+  v.stacks = stacks;
   if (batch) {
     tgrid g;
     if (grid_init(&g, (int)rows, (int)cols) < 0)

@@ -296,6 +296,8 @@ void render(view *v, tgrid *g)
   }
   draw_comm_line(v, g, r++);
   /* problems and info lines sit between the timeline and the detail pane */
+  if (v->stacks)
+    stacks_info(v); /* follows the selected rank */
   int nprob = (int)(v->a->nproblems > 3 ? 3 : v->a->nproblems);
   int ninfo = count_lines(v->info);
   if (ninfo > 8)

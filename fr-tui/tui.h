@@ -68,6 +68,7 @@ typedef struct view {
   uint32_t nrows;
   uint32_t *rowranks;
   int help;              /* the help screen is shown */
+  int stacks;            /* info lines: 1 the selected rank's stack, 2 the stack classes */
   int quit;
   int prompt;            /* reading a rank number for `/` */
   int choose;            /* the communicator chooser is open */
@@ -125,6 +126,11 @@ void keys_show_waitfor(view *v);
 void chooser_open(view *v);
 void chooser_key(view *v, int key);
 void chooser_draw(view *v, tgrid *g, int r0, int last);
+/* The stack pane and stack-classes view (stacks.c): keys t and T toggle
+ * them; stacks_info fills the info lines for v->stacks at each render. */
+void keys_stack_pane(view *v);
+void keys_stack_classes(view *v);
+void stacks_info(view *v);
 /* The help lines: NULL-terminated. */
 extern const char *const keys_help[];
 

@@ -55,7 +55,7 @@ static int env_bool(const char *name, int def) {
  * "none" turns it off.  TERM, INT, HUP and the like are refused: a launcher
  * (Slurm, torchrun) ends jobs with them, and catching them would keep the
  * job alive. */
-static int env_signal(const char *name, int def) {
+static int env_signal(const char *name, int def, const char *defname) {
   static const struct { const char *n; int s; } names[] = {
       {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"URG", SIGURG}, {"PWR", SIGPWR}, {"WINCH", SIGWINCH}};
   const char *v = getenv(name);
@@ -72,7 +72,7 @@ static int env_signal(const char *name, int def) {
     if (x >= SIGRTMIN && x <= SIGRTMAX) return (int)x;
   }
   fr_log("%s=\"%.40s\" is not a signal the recorder may take (USR1, USR2, URG, PWR, WINCH, "
-         "a real-time signal, or none); using SIGUSR2", name, v);
+         "a real-time signal, or none); using %s", name, v, defname);
   return def;
 }
 
@@ -94,11 +94,20 @@ void fr_config_load(fr_config *c) {
   c->frame_interval_sec = env_uint("FR_FRAME_INTERVAL_SEC", 10, 1, 86400);
   c->max_frames = env_uint("FR_MAX_FRAMES", 3, 1, 1000);
   c->track_completion = env_bool("FR_TRACK_COMPLETION", 1);
-  c->dump_signal = env_signal("FR_DUMP_SIGNAL", SIGUSR2);
+  c->dump_signal = env_signal("FR_DUMP_SIGNAL", SIGUSR2, "SIGUSR2");
   c->dump_on_exit = env_bool("FR_DUMP_ON_EXIT", 0);
   c->dump_on_crash = env_bool("FR_DUMP_ON_CRASH", 1);
   c->backtrace_depth = env_uint("FR_BACKTRACE", 0, 0, FRZ_BACKTRACE_MAX);
   c->trigger_file = env_bool("FR_TRIGGER_FILE", 1);
   c->profiler_mask = env_mask("FR_PROFILER_MASK", FR_PROFILER_DEFAULT_MASK);
+  c->stacks = env_bool("FR_STACKS", 1);
+  c->stack_signal = env_signal("FR_STACK_SIGNAL", SIGRTMAX - 2, "SIGRTMAX-2");
+  c->stack_timeout_ms = env_uint("FR_STACK_TIMEOUT_MS", 100, 1, 10000);
+  c->py_stacks = env_bool("FR_PY_STACKS", 0);
+  if (!c->stack_signal) c->stacks = 0; /* FR_STACK_SIGNAL=none */
+  if (c->stacks && c->stack_signal == c->dump_signal) {
+    fr_log("FR_STACK_SIGNAL is FR_DUMP_SIGNAL (%d); no thread stacks in dumps", c->stack_signal);
+    c->stacks = 0;
+  }
   fr_env_job_id(c->job_id, sizeof c->job_id);
 }

@@ -20,11 +20,14 @@
 
 #include "identity.h"
 #include "profiler.h"
+#include "recorder.h"
+#include "stacks.h"
 
 #define TRIGGER_NAME "TRIGGER"
 #define TRIGGER_MAX 512
 
-#define MAX_SITES 4096
+#define MAX_SITES 8192
+#define STACK_ADDRS ((uint64_t)FR_STACK_OUT * FRZ_STACK_MAX)
 
 static frz_record *snap;   /* capacity records, allocated at first dump */
 static uint64_t *addrs;    /* capacity call-site addresses, for symbolising */
@@ -57,14 +60,18 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Symbolise the distinct call sites of the retained records with dladdr:
- * module file name, nearest exported symbol, offset.  Returns how many. */
-static uint32_t symbolize(const frz_record *recs, uint64_t n, const frz_backtrace *b, uint64_t nb) {
+/* Symbolise the distinct call sites of the retained records, their
+ * backtraces and the threads' stacks with dladdr: module file name, nearest
+ * exported symbol, offset.  Returns how many. */
+static uint32_t symbolize(const frz_record *recs, uint64_t n, const frz_backtrace *b, uint64_t nb,
+                          const frz_stack *t, uint32_t nt) {
   uint64_t m = 0;
   for (uint64_t k = 0; k < n; k++)
     if (recs[k].call_site) addrs[m++] = recs[k].call_site;
   for (uint64_t k = 0; k < nb; k++)
     for (uint32_t i = 0; i < b[k].depth; i++) addrs[m++] = b[k].frames[i];
+  for (uint32_t k = 0; k < nt; k++)
+    for (uint32_t i = 0; i < t[k].depth; i++) addrs[m++] = t[k].frames[i];
   qsort(addrs, (size_t)m, sizeof *addrs, cmp_u64);
   uint32_t ns = 0;
   for (uint64_t k = 0; k < m && ns < MAX_SITES; k++) {
@@ -174,19 +181,24 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   frz_error err;
   if (!snap) snap = malloc(fr_g.ring.capacity * sizeof *snap);
   if (!csnap) csnap = malloc(FR_MAX_COMMS * sizeof *csnap);
-  if (!addrs) addrs = malloc(fr_g.ring.capacity * (1 + fr_g.cfg.backtrace_depth) * sizeof *addrs);
+  if (!addrs)
+    addrs = malloc((fr_g.ring.capacity * (1 + fr_g.cfg.backtrace_depth) + STACK_ADDRS) * sizeof *addrs);
   if (!sites) sites = malloc(MAX_SITES * sizeof *sites);
   if (fr_g.bt && !bts) bts = malloc(fr_g.ring.capacity * sizeof *bts);
   if (!snap || !csnap || !addrs || !sites || (fr_g.bt && !bts)) {
     snprintf(err.msg, sizeof err.msg, "out of memory");
     goto out;
   }
+  uint32_t nst = 0, npy = 0; /* every thread's stack first: the state the records end in */
+  frz_stack *stk = fr_g.cfg.stacks ? fr_stacks_collect(&nst) : NULL;
   scan_state st = {0}; /* the latest word from the events, e.g. at exit */
   fr_scan_completion(&st, fr_now_ns());
   uint64_t first = 0;
   uint64_t n = fr_ring_snapshot(&fr_g.ring, snap, &first);
   for (uint64_t k = 0; k < n; k++) /* unstamped records were cut short by the dump */
     if (snap[k].result == -1) snap[k].flags |= FRZ_RF_IN_CALL;
+  fr_stacks_mark(stk, nst, snap, n);
+  frz_pyframe *py = fr_g.cfg.py_stacks ? fr_pystacks_collect(stk, nst, &npy) : NULL;
   uint32_t nc = summarize_comms(snap, n);
   frz_process p = fr_g.proc;
   p.anchor_monotonic_ns = fr_now_ns();
@@ -202,7 +214,7 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   if (!p.job_id[0] && nc > 0)
     snprintf(p.job_id, sizeof p.job_id, "%016llx", (unsigned long long)csnap[0].comm_id);
   uint64_t nb = fr_g.bt ? collect_backtraces(snap, n) : 0;
-  frz_extras x = {sites, symbolize(snap, n, bts, nb), bts, nb, NULL, 0, NULL, 0};
+  frz_extras x = {sites, symbolize(snap, n, bts, nb, stk, nst), bts, nb, NULL, 0, NULL, 0, stk, nst, py, npy};
   int nctx = fr_prof_ctx_count();
   if (nctx > pctx) { /* more comms profiled since the last dump */
     free(psnap);

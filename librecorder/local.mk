@@ -10,6 +10,7 @@ librecorder_librecorder_la_SOURCES = \
 	librecorder/watchdog.c librecorder/crash.c librecorder/dump.c \
 	librecorder/nccl/fr_profiler.h librecorder/profiler.h librecorder/plugin.c librecorder/plugin_ops.c \
 	librecorder/progress.c \
+	librecorder/stacks.h librecorder/stacks.c librecorder/pystacks.c \
 	librecorder/recorder.c
 librecorder_librecorder_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(PTHREAD_CFLAGS)
 librecorder_librecorder_la_LIBADD = formats/libfrz.la $(PTHREAD_LIBS) $(RT_LIBS)

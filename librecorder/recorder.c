@@ -18,6 +18,7 @@
 
 #include "identity.h"
 #include "recorder.h"
+#include "stacks.h"
 
 fr_global fr_g = {.dump_lock = PTHREAD_MUTEX_INITIALIZER, .wake_pipe = {-1, -1}};
 
@@ -62,8 +63,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
   return 1;
 }
 
-/* Where this library's code lies, so backtraces can start at the caller. */
-static void locate_self(void) {
+void fr_locate_self(void) {
+  if (fr_g.self_hi) return;
   Dl_info info;
   if (!dladdr((void *)&fr_on_first_comm, &info)) return;
   uintptr_t base = (uintptr_t)info.dli_fbase;
@@ -130,9 +131,10 @@ static void first_comm_setup(void) {
   fr_g.proc.nccl_version = nccl_version();
   if (fr_g.cfg.backtrace_depth) { /* the first backtrace() loads libgcc_s: not on an op */
     void *prime[2];
-    locate_self();
+    fr_locate_self();
     backtrace(prime, 2);
   }
+  if (fr_g.cfg.stacks && fr_stacks_init() != 0) fr_g.cfg.stacks = 0;
   if (fr_g.cfg.track_completion && fr_cuda_init() != 0)
     fr_log("libcuda.so.1 not usable: completion is not tracked, ops stay 'enqueued'");
   fr_watchdog_start();

@@ -39,6 +39,10 @@ typedef struct fr_config {
   int dump_on_crash;           /* FR_DUMP_ON_CRASH (default 1): SIGSEGV/SIGABRT/SIGBUS */
   uint32_t backtrace_depth;    /* FR_BACKTRACE (default 0, at most FRZ_BACKTRACE_MAX) */
   int trigger_file;            /* FR_TRIGGER_FILE (default 1): write/watch DIR/TRIGGER */
+  int stacks;                  /* FR_STACKS (default 1): every thread's stack in each dump */
+  int stack_signal;            /* FR_STACK_SIGNAL (default SIGRTMAX-2) */
+  uint32_t stack_timeout_ms;   /* FR_STACK_TIMEOUT_MS (default 100): wait for the threads */
+  int py_stacks;               /* FR_PY_STACKS (default 0): Python frames too */
   int quiet;                   /* FR_QUIET=1: no messages on stderr */
   int profiler_mask;           /* FR_PROFILER_MASK: NCCL profiler events asked for; 0 = plugin off */
   char job_id[FRZ_JOB_MAX];    /* FR_JOB_ID / SLURM_JOB_ID / TORCHELASTIC_RUN_ID */
@@ -129,6 +133,9 @@ FR_HIDDEN void fr_request_dump(int trigger);
 /* Resolve the real NCCL function: pnccl<name>, then nccl<name>. */
 FR_HIDDEN void *fr_resolve(const char *pname, const char *name);
 FR_HIDDEN void fr_note_missing(const char *name);
+/* Find this library's code (fr_g.self_lo..self_hi), so that stacks can
+ * start at the caller.  Idempotent. */
+FR_HIDDEN void fr_locate_self(void);
 
 /* ---- recording (wrappers.c) ------------------------------------------- */
 /* Fill a new record for a call on comm `c` and return its slot; NULL when

@@ -38,13 +38,15 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
     frz_record *r = &s->rec;
     uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
     uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+    /* an op enqueued after `now` was read (during the scan) started no earlier than that */
+    uint64_t t0 = __atomic_load_n(&r->t_enqueue_ns, __ATOMIC_RELAXED), stamp = now > t0 ? now : t0;
     if (state == FRZ_STATE_ENQUEUED && (flags & FRZ_RF_NO_TRACKING) == 0 &&
         fr_cuda_passed(s, 0) == 1) {
-      __atomic_store_n(&r->t_start_ns, now, __ATOMIC_RELAXED);
+      __atomic_store_n(&r->t_start_ns, stamp, __ATOMIC_RELAXED);
       state = FRZ_STATE_STARTED;
     }
     if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
-      __atomic_store_n(&r->t_complete_ns, now, __ATOMIC_RELAXED);
+      __atomic_store_n(&r->t_complete_ns, stamp, __ATOMIC_RELAXED);
       state = FRZ_STATE_COMPLETED;
       st->completed++;
     }

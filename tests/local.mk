@@ -22,7 +22,7 @@ tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/sce
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
-tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install
+tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 
 ## The same job with the simulated NCCL linked in statically: the recorder's
 ## interposer sees no call, only its profiler plugin does (static-NCCL mode).
@@ -68,6 +68,13 @@ tests_sim_check_sim_SOURCES = tests/sim/check_sim.c
 tests_sim_check_sim_CFLAGS = $(UNIT_CFLAGS)
 tests_sim_check_sim_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
 tests_sim_check_sim_LDFLAGS = $(AM_LDFLAGS) -no-install
+
+## The thread-stack collection under stress (run by tests/e2e/stacks-stress.sh).
+check_PROGRAMS += tests/unit/stacks-stress
+tests_unit_stacks_stress_SOURCES = tests/unit/stacks_stress.c
+tests_unit_stacks_stress_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_unit_stacks_stress_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
+tests_unit_stacks_stress_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 
 ## The recorder in one process on the simulator (run by tests/e2e/recorder-api.sh).
 check_PROGRAMS += tests/unit/check_recorder
@@ -122,6 +129,12 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh \
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh
 TESTS += $(E2E_TESTS)
+# Thread stacks in the dumps: a rank blocked in read(2); the collection under
+# stress (blocked, masked and many threads, hundreds of dumps); Python stacks
+# of a ctypes job on the simulator.
+E2E_STACK_TESTS = tests/e2e/scenario-blocked-read.sh tests/e2e/stacks-stress.sh tests/e2e/py-stacks.sh
+TESTS += $(E2E_STACK_TESTS)
+EXTRA_DIST += $(E2E_STACK_TESTS) tests/scenario/py_job.py
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/lib.sh tests/e2e/golden-lib.sh
 EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	tests/scenarios/README.md $(wildcard $(srcdir)/tests/scenarios/*.scn) \

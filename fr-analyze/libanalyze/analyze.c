@@ -306,5 +306,6 @@ int fa_run(fa_analysis *a)
   if (atomic_load(&rc.failed)) return -1;
   if (fa_frames_progress(a)) return -1;
   if ((!a->stragglers_if_needed || !stuck_or_mismatch(a)) && fa_stragglers(a)) return -1;
+  if (fa_stacks_build(a)) return -1;
   return fa_verdict_build(a);
 }

@@ -245,6 +245,25 @@ typedef struct fa_verdict {
   uint8_t frames_progress;   /* several frames, and every rank with several progressed */
 } fa_verdict;
 
+/* ---- thread stacks (frz 1.2 STACKS / PYFRAMES) ---------------------------- */
+
+/* Ranks whose most relevant thread has the same stack: one leaf of the
+ * prefix tree of every rank's stack (outermost frame at the root). */
+typedef struct fa_stack_class {
+  fa_ranks ranks;        /* sorted global ranks */
+  char **frames;         /* frame names, innermost first ("pause", "train (x.py:42)") */
+  uint32_t nframes;
+  uint32_t status;       /* FRZ_STACK_* of the threads: not FRZ_STACK_OK means no frames */
+} fa_stack_class;
+
+/* Per rank (index into fa_analysis.ranks), after fa_run. */
+typedef struct fa_rank_stack {
+  int32_t thread;        /* index into the latest frame's dump.stacks of its most relevant
+                            thread (in an NCCL call, else the newest NCCL caller, else the
+                            main thread); -1 the dump has no stacks */
+  int32_t cls;           /* index into fa_analysis.stack_classes; -1 none */
+} fa_rank_stack;
+
 /* ---- the analysis ---------------------------------------------------------- */
 
 typedef struct fa_analysis {
@@ -269,6 +288,9 @@ typedef struct fa_analysis {
   int ran;                   /* fa_run was called */
   int stragglers_if_needed;  /* set before fa_run: see fa_run */
   uint32_t next_unnamed;     /* counter for dumps added without a name */
+  fa_rank_stack *rank_stacks;   /* nranks entries; NULL when no dump has stacks */
+  fa_stack_class *stack_classes; /* largest rank set first */
+  uint32_t nstack_classes;
 } fa_analysis;
 
 fa_analysis *fa_new(void);
@@ -369,6 +391,18 @@ int fa_comm_ranks(const fa_comm *c, fa_member_state s, fa_ranks *out);
 int fa_comm_missing(const fa_comm *c, fa_ranks *out);
 
 void fa_ranks_free(fa_ranks *r);
+
+/* The frames of thread t of dump d as names, innermost first: native frames
+ * by symbol ("module+0xOFF" without one; with `offsets`, "module!symbol+0xOFF"),
+ * and, when the interpreter's frames of that thread are in the dump, the
+ * Python frames ("func (file:line)") in place of the interpreter's native
+ * ones.  *out is a malloc'd array of malloc'd strings (free with
+ * fa_strings_free); sanitised for a terminal.  Returns 0 or -1. */
+int fa_thread_frames(const frz_dump *d, const frz_stack *t, int offsets, char ***out, uint32_t *n);
+void fa_strings_free(char **v, uint32_t n);
+
+/* The most relevant thread of global rank g's latest dump, or NULL. */
+const frz_stack *fa_rank_thread(const fa_analysis *a, int32_t g);
 
 /* Write a sorted rank set compactly ("0-4,6-7") into buf; when it does not
  * fit, end with "... (N ranks)".  Returns buf. */

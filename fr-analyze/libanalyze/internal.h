@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analyze.h"
 
@@ -57,6 +58,16 @@ int fa_member_blamed(const fa_comm *c, const fa_member *m);
 int fa_frames_progress(fa_analysis *a);    /* straggler.c: progress between frames */
 int fa_stragglers(fa_analysis *a);         /* straggler.c: clock skew, late ranks */
 int fa_verdict_build(fa_analysis *a);      /* verdict.c */
+int fa_stacks_build(fa_analysis *a);       /* stacks.c: relevant threads, stack classes */
+void fa_stacks_free(fa_analysis *a);
+
+/* The verdict's stack lines and the stack-classes section of the text
+ * report (stacks_text.c), and their JSON (stacks_json.c; cJSON items). */
+struct cJSON;
+int fa_stacks_verdict_text(FILE *o, const fa_analysis *a);
+int fa_stacks_classes_text(FILE *o, const fa_analysis *a);
+struct cJSON *fa_stacks_verdict_json(const fa_analysis *a);
+struct cJSON *fa_stacks_classes_json(const fa_analysis *a);
 
 /* Is op a comm teardown (CommDestroy, CommFinalize, CommAbort)? */
 static inline int fa_is_teardown(unsigned op)

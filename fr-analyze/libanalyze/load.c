@@ -66,6 +66,7 @@ void fa_free(fa_analysis *a)
   free(v->stragglers);
   fa_ranks_free(&v->progressed);
   free(a->hosts);
+  fa_stacks_free(a);
   free(a);
 }
 

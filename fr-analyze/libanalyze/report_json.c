@@ -287,6 +287,7 @@ static cJSON *verdict_obj(jctx *j)
   add(j, o, "stragglers", stragglers_arr(j));
   add(j, o, "progressed_ranks", ranks(j, &v->progressed));
   add(j, o, "frames_progress", chk(j, cJSON_CreateBool(v->frames_progress)));
+  add(j, o, "stacks", chk(j, fa_stacks_verdict_json(a)));
   return o;
 }
 
@@ -367,6 +368,7 @@ char *fa_report_json(const fa_analysis *a)
   cJSON *comms = chk(&j, cJSON_CreateArray());
   for (uint32_t i = 0; comms && i < a->ncomms; i++) push(&j, comms, comm_obj(&j, &a->comms[i]));
   add(&j, root, "comms", comms);
+  add(&j, root, "stack_classes", chk(&j, fa_stacks_classes_json(a)));
   char *text = NULL;
   if (j.ok && root) {
     char *s = cJSON_Print(root);

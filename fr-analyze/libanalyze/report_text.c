@@ -270,6 +270,7 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     fputs("none\n", o);
   }
   if (v->nstragglers) stragglers_line(o, v);
+  if (fa_stacks_verdict_text(o, a)) return -1;
   data_line(o, a);
   return 0;
 }
@@ -435,6 +436,7 @@ int fa_report_text_opts(const fa_analysis *a, FILE *o, const fa_text_opts *opt)
     for (uint32_t i = 0; i < a->ncomms; i++)
       if (shown(&a->comms[i], opt) && comm_text(o, a, &a->comms[i])) return -1;
   }
+  if (fa_stacks_classes_text(o, a)) return -1;
   fputc('\n', o);
   input_text(o, a);
   if (ferror(o)) {

@@ -10,7 +10,7 @@ tests_bench_libnccl_la_SOURCES = tests/bench/fake_nccl.c
 tests_bench_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/bench -version-info 2:0:0 -no-undefined
 
 BENCH_PROGS = tests/bench/fr-bench tests/bench/fr-bench-dump tests/bench/fr-synth tests/bench/fr-measure \
-	tests/bench/fr-bench-load
+	tests/bench/fr-bench-load tests/bench/fr-bench-stacks
 EXTRA_PROGRAMS = $(BENCH_PROGS)
 tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
@@ -28,16 +28,23 @@ tests_bench_fr_measure_SOURCES = tests/bench/fr-measure.c
 tests_bench_fr_bench_load_SOURCES = tests/bench/fr-bench-load.c
 tests_bench_fr_bench_load_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) -I$(top_srcdir)/fr-analyze/libanalyze
 tests_bench_fr_bench_load_LDADD = fr-analyze/libanalyze.la $(ZSTD_LIBS)
+# one collection of every thread's stack (librecorder/stacks.c linked in)
+tests_bench_fr_bench_stacks_SOURCES = tests/bench/fr-bench-stacks.c librecorder/stacks.c
+tests_bench_fr_bench_stacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/librecorder
+tests_bench_fr_bench_stacks_LDADD = $(PTHREAD_LIBS)
 CLEANFILES += $(BENCH_PROGS) tests/bench/libnccl.la
 
-EXTRA_DIST += tests/bench/run-bench.sh tests/bench/run-bench-analyze.sh
-# `make bench`: the recorder's tables, then the analyzer's (BENCHMARKS.md);
-# `make bench-recorder` and `make bench-analyze` run one of them.
+EXTRA_DIST += tests/bench/run-bench.sh tests/bench/run-bench-stacks.sh tests/bench/run-bench-analyze.sh
+# `make bench`: the recorder's tables (overhead, then one stack collection),
+# then the analyzer's (BENCHMARKS.md); `make bench-recorder` and
+# `make bench-analyze` run one part.
 bench: all $(BENCH_PROGS)
-	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh
+	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh && \
+	  $(SHELL) $(srcdir)/tests/bench/run-bench-stacks.sh
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
 bench-recorder: all $(BENCH_PROGS)
-	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh
+	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh && \
+	  $(SHELL) $(srcdir)/tests/bench/run-bench-stacks.sh
 bench-analyze: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
 .PHONY: bench bench-recorder bench-analyze

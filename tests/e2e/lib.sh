@@ -44,3 +44,19 @@ check_hang_case() {
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   echo "$1: ok"
 }
+
+# check_stack NAME RANKS FUNC: after run_case, the text verdict shows the
+# stack of RANKS (a rank set as fr-analyze writes it) with FUNC among its
+# frames, and the stack classes give exactly those ranks a class that holds
+# FUNC, which no other class holds.
+check_stack() {
+  v="$FR_TMP/run/verdict.txt"
+  grep -Eq "^  stack of $2: +(.* <- )?$3( <- |\$)" "$v" ||
+    { cat "$v" >&2; fail "$1: the verdict shows no stack of rank(s) $2 with $3"; }
+  sed -n '/^stack classes:/,/^$/p' "$v" > "$FR_TMP/classes"
+  grep -Eq "^  [0-9]+ ranks? \\($2\\): (.* <- )?$3( <- |\$)" "$FR_TMP/classes" ||
+    { cat "$v" >&2; fail "$1: no stack class of exactly rank(s) $2 with $3"; }
+  ! grep -Ev "^  [0-9]+ ranks? \\($2\\):" "$FR_TMP/classes" | grep -Eq "$3" ||
+    fail "$1: $3 is in the stack class of other ranks too"
+  echo "$1: stack of $2 in $3, a class of its own"
+}

@@ -23,7 +23,10 @@ grep -Eq '^ +[0-9]+ [0-9a-f]{16} +0 CommInitRank .*profiler' "$FR_TMP/d0.txt" ||
 if grep -E '^ +[0-9]+ [0-9a-f]{16} +[0-9]+ [A-Za-z]+ ' "$FR_TMP/d0.txt" | grep -v profiler | grep -q .; then
   fail "a record did not come from the profiler plugin (was the interposer used?)"
 fi
-grep -q '^call sites:' "$FR_TMP/d0.txt" && fail "call sites recorded: the interposer saw calls"
+# (the dump's call-site table is not empty: it symbolises the thread stacks)
+"$FR_DUMP" --json "$d0" > "$FR_TMP/d0.json" || fail "fr-dump --json $d0"
+grep -q '"call_site":[[:space:]]*"0*[1-9a-f]' "$FR_TMP/d0.json" && fail "a record has a call site: the interposer saw calls"
+grep -q '"call_site":[[:space:]]*"0000000000000000"' "$FR_TMP/d0.json" || fail "no record with an empty call site in the JSON"
 
 FR_SIM_PROFILER_VERSION=4
 export FR_SIM_PROFILER_VERSION

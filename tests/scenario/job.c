@@ -54,6 +54,12 @@ struct job_call {
 };
 
 static void job_fatal(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* Exported (the job is linked with -rdynamic) so that the thread stacks in
+ * the dumps name them. */
+void job_stop_forever(void) __attribute__((noreturn));
+void job_block_in_read(void) __attribute__((noreturn));
+void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs);
+void job_step(struct job *j, int step, int *order, const struct sc_fault **fs);
 
 static void job_fatal(int status, const char *fmt, ...)
 {
@@ -269,7 +275,7 @@ static void job_actions_text(unsigned act, char *buf, size_t size)
 {
   static const char *names[] = { "stop", "skip", "exit", "crash", "extra", "count", "dtype",
                                  "redop", "root", "peer", "coll", "sleep", "swap", "trigger",
-                                 "stall-link", "stall-kernel" };
+                                 "stall-link", "stall-kernel", "block-read" };
   size_t used = 0;
   buf[0] = '\0';
   for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -314,6 +320,31 @@ static void job_trigger(const struct job *j, int step)
   close(fd);
 }
 
+/* Fault `stop`: stuck outside NCCL for good, e.g. in a data loader.  Not
+ * static and never inlined (the job is linked with -rdynamic), so that
+ * thread stacks in the dumps name it. */
+__attribute__((noinline, noreturn)) void job_stop_forever(void)
+{
+  fflush(NULL);
+  for (;;)
+    pause();
+}
+
+/* Fault `block-read`: blocked for good in read(2) on an empty pipe whose
+ * write end stays open (a rank waiting on a data source that never
+ * delivers). */
+__attribute__((noinline, noreturn)) void job_block_in_read(void)
+{
+  int fds[2];
+  char c;
+  fflush(NULL);
+  if (pipe(fds) != 0)
+    job_fatal(1, "pipe: %s", strerror(errno));
+  for (;;)
+    if (read(fds[0], &c, 1) < 0 && errno != EINTR)
+      job_fatal(1, "read: %s", strerror(errno));
+}
+
 /* Applies the stall faults to the op's comm in the simulator: a link's
  * sends stop on its sender; this rank's kernel stops inside the op. */
 static void job_stall(const struct job *j, const struct sc_op *op, const struct sc_fault *const *fs, int nf)
@@ -336,8 +367,9 @@ static void job_stall(const struct job *j, const struct sc_op *op, const struct 
   }
 }
 
-/* Runs body op idx of a step on this rank, faults first. */
-static void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs)
+/* Runs body op idx of a step on this rank, faults first (exported like
+ * job_stop_forever, for the stacks). */
+__attribute__((noinline)) void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs)
 {
   const struct sc_op *op = &j->sc.ops[idx];
   if (!sc_set_has(&op->ranks, j->grank))
@@ -367,11 +399,10 @@ static void job_run_op(struct job *j, int step, int idx, const struct sc_fault *
     fflush(NULL);
     exit(0);
   }
-  if (act & SC_F_STOP) {
-    fflush(NULL);
-    for (;;)
-      pause();                  /* stuck outside NCCL, e.g. in a data loader */
-  }
+  if (act & SC_F_STOP)
+    job_stop_forever();
+  if (act & SC_F_BLOCK_READ)
+    job_block_in_read();
   if (act & SC_F_SKIP)
     return;
   if (act & (SC_F_STALL_LINK | SC_F_STALL_KERNEL))
@@ -398,7 +429,7 @@ static void job_run_op(struct job *j, int step, int idx, const struct sc_fault *
 }
 
 /* One pass over the body; swap faults reorder this rank's ops first. */
-static void job_step(struct job *j, int step, int *order, const struct sc_fault **fs)
+__attribute__((noinline)) void job_step(struct job *j, int step, int *order, const struct sc_fault **fs)
 {
   int nops = j->sc.nops;
   for (int i = 0; i < nops; i++)

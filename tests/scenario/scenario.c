@@ -339,6 +339,7 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       else if (!strcmp(tok[i], "crash")) f.actions |= SC_F_CRASH;
       else if (!strcmp(tok[i], "extra")) f.actions |= SC_F_EXTRA;
       else if (!strcmp(tok[i], "trigger")) f.actions |= SC_F_TRIGGER;
+      else if (!strcmp(tok[i], "block-read")) f.actions |= SC_F_BLOCK_READ;
       else if (!strcmp(tok[i], "stall")) {
         int used = sc_parse_stall(c, tok + i, n - i, &f);
         if (used < 0)

@@ -667,6 +667,82 @@ END_TEST
 
 /* The optional CALLSITES and BACKTRACES sections (1.1): written sorted, read
  * back, looked up; a dump without them has none; truncation still detected. */
+/* Thread stacks and Python frames (1.2): the items at the offsets of
+ * frz.md, read back with depth clamped and strings terminated. */
+START_TEST(test_stacks_roundtrip)
+{
+  frz_process p;
+  fill_process(&p);
+  frz_stack st[2];
+  memset(st, 0, sizeof st);
+  st[0].tid = 4242;
+  st[0].status = FRZ_STACK_OK;
+  st[0].flags = FRZ_TF_MAIN | FRZ_TF_IN_NCCL;
+  st[0].record_id = 77;
+  st[0].thread_handle = 0x7f00aa00bb00ull;
+  strcpy(st[0].name, "python3");
+  st[0].depth = 3;
+  for (int i = 0; i < 3; i++) st[0].frames[i] = 0x401000u + (uint64_t)i;
+  st[1].tid = 4243;
+  st[1].status = FRZ_STACK_MASKED;
+  st[1].depth = FRZ_STACK_MAX + 9; /* clamped */
+  for (int i = 0; i < FRZ_STACK_MAX; i++) st[1].frames[i] = 9000 + (uint64_t)i;
+  memset(st[1].name, 'n', sizeof st[1].name); /* no NUL */
+  frz_pyframe py[1];
+  memset(py, 0, sizeof py);
+  py[0].thread_handle = st[0].thread_handle;
+  py[0].tid = 4242;
+  py[0].index = 0;
+  py[0].line = 42;
+  strcpy(py[0].func, "load_batch");
+  strcpy(py[0].file, "/app/train.py");
+  frz_extras x = {0};
+  x.stacks = st;
+  x.nstacks = 2;
+  x.pyframes = py;
+  x.npyframes = 1;
+  void *out;
+  size_t len;
+  ck_assert_int_eq(frz_encode_ex(&p, NULL, 0, NULL, 0, &x, 0, &out, &len, NULL), FRZ_OK);
+  tfile f;
+  t_parse(out, len, &f);
+  ck_assert_uint_eq(f.minor, 2);
+  ck_assert_uint_eq(f.n, 5);
+  ck_assert_uint_eq(f.secs[3].type, 7);
+  ck_assert_uint_eq(f.secs[3].item_size, 432);
+  ck_assert_uint_eq(f.secs[4].type, 10);
+  ck_assert_uint_eq(f.secs[4].item_size, 256);
+  const uint8_t *s0 = f.secs[3].raw, *s1 = s0 + 432, *q = f.secs[4].raw;
+  ck_assert_uint_eq(tget32(s0), 4242);
+  ck_assert_uint_eq(tget32(s0 + 8), FRZ_TF_MAIN | FRZ_TF_IN_NCCL);
+  ck_assert_uint_eq(tget32(s0 + 12), 3);
+  ck_assert_uint_eq(tget64(s0 + 16), 77);
+  ck_assert_uint_eq(tget64(s0 + 24), 0x7f00aa00bb00ull);
+  ck_assert_str_eq((const char *)s0 + 32, "python3");
+  ck_assert_uint_eq(tget64(s0 + 48 + 16), 0x401002u);
+  ck_assert_uint_eq(tget64(s0 + 48 + 24), 0); /* unused frames zero */
+  ck_assert_uint_eq(tget32(s1 + 4), FRZ_STACK_MASKED);
+  ck_assert_uint_eq(tget32(s1 + 12), FRZ_STACK_MAX);
+  ck_assert_uint_eq(tget32(q + 16), 42);
+  ck_assert_str_eq((const char *)q + 24, "load_batch");
+  ck_assert_str_eq((const char *)q + 96, "/app/train.py");
+  t_free(&f);
+  frz_dump d;
+  ck_assert_int_eq(frz_decode(out, len, NULL, &d, NULL), FRZ_OK);
+  ck_assert_uint_eq(d.nstacks, 2);
+  ck_assert_uint_eq(d.stacks[0].depth, 3);
+  ck_assert_uint_eq(d.stacks[0].frames[2], 0x401002u);
+  ck_assert_uint_eq(d.stacks[1].depth, FRZ_STACK_MAX);
+  ck_assert_uint_eq(strlen(d.stacks[1].name), FRZ_THREAD_NAME_MAX - 1);
+  ck_assert_uint_eq(d.npyframes, 1);
+  ck_assert_uint_eq(d.pyframes[0].thread_handle, d.stacks[0].thread_handle);
+  ck_assert_str_eq(d.pyframes[0].func, "load_batch");
+  ck_assert_str_eq(frz_stack_status_name(FRZ_STACK_MASKED), "masked");
+  frz_dump_free(&d);
+  free(out);
+}
+END_TEST
+
 START_TEST(test_callsites_roundtrip)
 {
   frz_process p;
@@ -1060,7 +1136,7 @@ START_TEST(test_unknown_sections_skipped)
   tfile f;
   t_parse(s.buf, s.len, &f);
   t_insert_unknown(&f, 0, 0x7F000001u);
-  t_insert_unknown(&f, 2, 7); /* 5 is CALLSITES since 1.1 */
+  t_insert_unknown(&f, 2, 11); /* 5..7 and 10 are known since 1.1 and 1.2 */
   t_insert_unknown(&f, 5, 0xFFFFFFFFu);
   size_t len;
   uint8_t *b = t_build(&f, &len);
@@ -1686,6 +1762,7 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_reserved_written_zero);
   tcase_add_test(t, test_records_sorted_by_id);
   tcase_add_test(t, test_callsites_roundtrip);
+  tcase_add_test(t, test_stacks_roundtrip);
   tcase_add_test(t, test_layout_matches_spec);
   tcase_add_test(t, test_independent_builder_decodes);
   tcase_add_test(t, test_bad_magic);

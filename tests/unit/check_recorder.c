@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -502,6 +503,13 @@ static int crash_mode(void) {
   abort();
 }
 
+/* Sleep the whole of t, going back to sleep after a signal (the recorder's
+ * stack signal at each dump interrupts nanosleep, as a profiler's would). */
+static void sleep_fully(struct timespec t) {
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+  }
+}
+
 /* Rank 1 of a 2-rank comm in this process: arrives late to the all-reduce. */
 struct late_arg {
   ncclUniqueId id;
@@ -515,7 +523,7 @@ static void *late_rank(void *p) {
   if (cuStreamCreate(&s, CU_STREAM_DEFAULT) != CUDA_SUCCESS) return (void *)1;
   if (ncclCommInitRank(&c, 2, a->id, 1) != ncclSuccess) return (void *)1;
   struct timespec t = {a->delay_ms / 1000, (a->delay_ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
+  sleep_fully(t);
   if (ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, c, s) != ncclSuccess) return (void *)1;
   return cuStreamSynchronize(s) == CUDA_SUCCESS ? NULL : (void *)1;
 }
@@ -535,7 +543,7 @@ static int late_mode(int delay_ms) {
   void *rv;
   pthread_join(th, &rv);
   struct timespec t = {0, 500 * 1000 * 1000}; /* the watchdog sees the progress */
-  nanosleep(&t, NULL);
+  sleep_fully(t);
   return rv ? 1 : 0;
 }
 
@@ -552,7 +560,7 @@ static int fill_mode(int n, int sleep_ms) {
   if (cuStreamSynchronize(stream) != CUDA_SUCCESS) return 1;
   raise(SIGUSR2);
   struct timespec t = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
+  sleep_fully(t);
   return ncclCommDestroy(c) == ncclSuccess ? 0 : 1;
 }
 
