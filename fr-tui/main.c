@@ -19,6 +19,7 @@ static void usage(FILE *out)
           "      --frame N    frame step to show (0 = first; default the latest)\n"
           "      --comm ID    communicator to show (hex id; default the verdict's)\n"
           "      --fold       start with identical rows folded together\n"
+          "      --rank R     select global rank R (default the root-cause rank)\n"
           "      --stacks     start with the selected rank's stack pane (key t)\n"
           "      --stack-classes  start with the stack classes (key T)\n"
           "      --cols C     batch screen width (default 100)\n"
@@ -42,15 +43,16 @@ static long parse_num(const char *s, long max)
 
 int main(int argc, char **argv)
 {
-  enum { O_FRAME = 256, O_COMM, O_COLS, O_ROWS, O_FOLD, O_STACKS, O_CLASSES };
+  enum { O_FRAME = 256, O_COMM, O_COLS, O_ROWS, O_FOLD, O_STACKS, O_CLASSES, O_RANK };
   static const struct option opts[] = {
     {"batch", no_argument, NULL, 'b'},     {"frame", required_argument, NULL, O_FRAME},
     {"comm", required_argument, NULL, O_COMM}, {"cols", required_argument, NULL, O_COLS},
     {"rows", required_argument, NULL, O_ROWS}, {"fold", no_argument, NULL, O_FOLD}, {"help", no_argument, NULL, 'h'},
-    {"stacks", no_argument, NULL, O_STACKS}, {"stack-classes", no_argument, NULL, O_CLASSES},
+    {"stacks", no_argument, NULL, O_STACKS}, {"rank", required_argument, NULL, O_RANK}, {"stack-classes", no_argument, NULL, O_CLASSES},
     {"version", no_argument, NULL, 'V'},   {NULL, 0, NULL, 0},
   };
   int batch = 0, has_comm = 0, fold = 0, stacks = 0;
+  long sel_rank = -1;
   long frame = -1, cols = 100, rows = 30;
   uint64_t comm_id = 0;
   int c;
@@ -60,6 +62,12 @@ int main(int argc, char **argv)
     case O_FOLD: fold = 1; break;
     case O_STACKS: stacks = 1; break;
     case O_CLASSES: stacks = 2; break;
+    case O_RANK:
+      if ((sel_rank = parse_num(optarg, INT32_MAX)) < 0) {
+        fprintf(stderr, "fr-tui: invalid rank '%s'\n", optarg);
+        return 2;
+      }
+      break;
     case O_FRAME:
       if ((frame = parse_num(optarg, 1000000)) < 0) {
         fprintf(stderr, "fr-tui: invalid frame '%s'\n", optarg);
@@ -131,6 +139,14 @@ int main(int argc, char **argv)
       v.frame = v.nframes && (uint32_t)frame >= v.nframes ? v.nframes - 1 : (uint32_t)frame;
     v.fold = fold;
     view_rebuild(&v);
+  }
+  if (sel_rank >= 0) {
+    int32_t ri = view_find(&v, (int32_t)sel_rank);
+    if (ri < 0 || view_select_rank(&v, ri) < 0) {
+      fprintf(stderr, "fr-tui: rank %ld is not in the dumps' job\n", sel_rank);
+      rc = 2;
+      goto out;
+    }
   }
   /* A culprit that is not one rank is shown on the first screen too: a
    * deadlock's cycle, or the links when no rank is to blame. */

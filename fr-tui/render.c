@@ -8,7 +8,7 @@
 
 #define LABEL_W 12 /* ">rank-label " before the cells */
 #define CELL_W 2
-#define DETAIL_H 6
+#define DETAIL_H 6 /* rows of the detail pane; one more with proxy progress */
 
 /* Signed milliseconds from `base` to `t` (both CLOCK_MONOTONIC ns). */
 static double rel_ms(uint64_t t, uint64_t base)
@@ -163,7 +163,46 @@ static void draw_rows(const view *v, tgrid *g, int r0, int n)
   }
 }
 
-/* The detail pane of the selected cell, rows r0 .. r0+DETAIL_H-1. */
+/* The selected rank's proxy progress on the view's comm (frz 1.2 PROXY,
+ * from NCCL's profiler plugin), one line: each connection with steps in
+ * flight as "ch C send->P STATE for T s (done/posted steps)", then how many
+ * are idle.  Empty when the frame has no proxy data for that comm. */
+static void proxy_line(const view *v, const fa_frame *f, const frz_comm *fc, char *buf, size_t len)
+{
+  size_t n = 0, idle = 0, total = 0;
+  buf[0] = 0;
+  uint64_t now = f->dump.process.frame_time_ns;
+  for (uint64_t i = 0; i < f->dump.nproxy; i++) {
+    const frz_proxy *x = &f->dump.proxy[i];
+    if (x->comm_id != fc->comm_id || (x->rank >= 0 && x->rank != fc->rank))
+      continue;
+    total++;
+    if (x->steps_posted <= x->steps_done) {
+      idle++;
+      continue;
+    }
+    double secs = x->t_last_ns && now > x->t_last_ns ? (double)(now - x->t_last_ns) / 1e9 : 0;
+    int k = snprintf(buf + n, len - n, "%sch %u %s%d %s for %.1f s (%" PRIu64 "/%" PRIu64 " steps)",
+                     n ? "; " : "proxy: ", x->channel, x->dir == FRZ_DIR_SEND ? "send->" : "recv<-", x->peer,
+                     frz_proxy_state_name(x->state), secs, x->steps_done, x->steps_posted);
+    if (k < 0 || (size_t)k >= len - n)
+      return;
+    n += (size_t)k;
+  }
+  if (total)
+    snprintf(buf + n, len - n, "%s%zu of %zu connections idle", n ? "; " : "proxy: ", idle, total);
+  (void)v;
+}
+
+/* Rows of the detail pane: one more when the selected rank's frame has
+ * proxy progress. */
+static int detail_rows(const view *v)
+{
+  const fa_frame *f = view_frame(v, view_sel_rank(v));
+  return f && f->dump.nproxy ? DETAIL_H + 1 : DETAIL_H;
+}
+
+/* The detail pane of the selected cell, rows r0 .. r0+detail_rows()-1. */
 static void draw_detail(const view *v, tgrid *g, int r0)
 {
   int32_t ri = view_sel_rank(v);
@@ -226,6 +265,7 @@ static void draw_detail(const view *v, tgrid *g, int r0)
     grid_printf(g, r0 + 2, 0, TA_NONE, "%s  count %" PRIu64 "  %s  %s  root/peer %s  group %" PRIu64 "  state %s",
                 frz_op_name(rec->op), rec->count, frz_dtype_name(rec->dtype), frz_redop_name(rec->redop),
                 root, rec->group_id, frz_state_name(rec->state));
+
     x = grid_printf(g, r0 + 3, 0, TA_NONE, "enqueued %+.3f ms", rel_ms(rec->t_enqueue_ns, p->frame_time_ns));
     x = rec->t_start_ns ? grid_printf(g, r0 + 3, x, TA_NONE, "  started %+.3f ms",
                                       rel_ms(rec->t_start_ns, p->frame_time_ns))
@@ -235,19 +275,28 @@ static void draw_detail(const view *v, tgrid *g, int r0)
                            : grid_put(g, r0 + 3, x, "  not completed", TA_NONE);
     grid_put(g, r0 + 3, x, "  (relative to the frame)", TA_NONE);
     const frz_callsite *cs = rec->call_site ? frz_find_callsite(&f->dump, rec->call_site) : NULL;
+    x = 0;
     if (cs) {
       char mod[FRZ_MODULE_MAX], sym[FRZ_SYMBOL_MAX];
       tui_clean(cs->module, mod, sizeof mod);
       tui_clean(cs->symbol, sym, sizeof sym);
-      grid_printf(g, r0 + 4, 0, TA_NONE, "call site %s%s%s+0x%" PRIx64, mod[0] ? mod : "?", sym[0] ? " " : "",
-                  sym, cs->offset);
+      x = grid_printf(g, r0 + 4, 0, TA_NONE, "call site %s%s%s+0x%" PRIx64 "  ", mod[0] ? mod : "?",
+                      sym[0] ? " " : "", sym, cs->offset);
     } else if (rec->call_site) {
-      grid_printf(g, r0 + 4, 0, TA_NONE, "call site 0x%" PRIx64 " (not symbolised)", rec->call_site);
+      x = grid_printf(g, r0 + 4, 0, TA_NONE, "call site 0x%" PRIx64 " (not symbolised)  ", rec->call_site);
     }
+    if (rec->nccl_seq != UINT64_MAX && rec->nchannels) /* what NCCL's profiler plugin said of it */
+      grid_printf(g, r0 + 4, x, TA_NONE, "NCCL seq %" PRIu64 " %s/%s %u channels", rec->nccl_seq,
+                  frz_algo_name(rec->algo), frz_proto_name(rec->proto), rec->nchannels);
   }
   grid_printf(g, r0 + 5, 0, TA_NONE, "last enqueued %" PRId64 "  started %" PRId64 "  completed %" PRId64
               "  retained from %" PRIu64 "  trigger: %s",
               fc->last_enqueued_seq, fc->last_started_seq, fc->last_completed_seq, fc->first_retained_seq, trig);
+  if (f->dump.nproxy) {
+    char line[1024];
+    proxy_line(v, f, fc, line, sizeof line);
+    grid_put(g, r0 + 6, 0, line[0] ? line : "proxy: no progress recorded on this communicator", TA_NONE);
+  }
 }
 
 /* Lines of text (info or help) from r0, at most n; returns rows used. */
@@ -302,7 +351,7 @@ void render(view *v, tgrid *g)
   int ninfo = count_lines(v->info);
   if (ninfo > 8)
     ninfo = 8;
-  int detail_top = last - DETAIL_H;
+  int detail_top = last - detail_rows(v);
   int info_top = detail_top - ninfo;
   int prob_top = info_top - nprob;
   int rows_top = r + 2;

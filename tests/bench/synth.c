@@ -225,6 +225,9 @@ static void fill_record(const synth_job *j, int32_t r, const call *c, uint64_t i
   uint64_t off = (uint64_t)synth_host_offset_ns(r);
   memset(o, 0, sizeof *o);
   o->id = RECORDS_BEFORE + i;
+  o->nccl_seq = UINT64_MAX; /* no profiler plugin */
+  o->algo = FRZ_ALGO_UNKNOWN;
+  o->proto = FRZ_PROTO_UNKNOWN;
   o->seq = c->seq;
   o->count = c->o.count;
   o->stream = UINT64_C(0x5600a000) + (c->o.comm == SYNTH_PP ? 0x100 : 0);

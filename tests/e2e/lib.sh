@@ -60,3 +60,18 @@ check_stack() {
     fail "$1: $3 is in the stack class of other ranks too"
   echo "$1: stack of $2 in $3, a class of its own"
 }
+
+# check_tui_first NAME TEXT...: after run_case, fr-tui's first screen of the
+# run's dumps (batch, 120 x 30, no key pressed) shows every TEXT (fixed
+# strings): the culprit is on it.
+check_tui_first() {
+  name=$1
+  shift
+  "$FR_TUI" --batch --cols 120 --rows 30 "$FR_TMP/run/dumps" > "$FR_TMP/tui-first.out" ||
+    fail "$name: fr-tui --batch failed"
+  for t in "$@"; do
+    grep -qF -- "$t" "$FR_TMP/tui-first.out" ||
+      { cat "$FR_TMP/tui-first.out" >&2; fail "$name: fr-tui's first screen lacks '$t'"; }
+  done
+  echo "$name: fr-tui's first screen shows the culprit"
+}

@@ -8,3 +8,4 @@
 fr_tmpdir
 check_hang_case c1-rank-stops 8
 check_stack c1-rank-stops 5 job_stop_forever
+check_tui_first c1-rank-stops " HANG: rank 5 never entered" ">         5 C C" "-- rank 5 (comm rank 5)"

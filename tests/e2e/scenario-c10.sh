@@ -5,4 +5,5 @@
 fr_tmpdir
 run_case c10-order-inversion
 grep -q '^verdict: deadlock' "$FR_TMP/run/verdict.txt" || fail "no deadlock in the text verdict"
+check_tui_first c10-order-inversion "DEADLOCK" "wait-for cycle:"
 echo "c10-order-inversion: ok"

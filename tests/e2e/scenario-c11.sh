@@ -15,4 +15,5 @@ d4=$(ls "$FR_TMP"/run/dumps/*-r00004-f0000.frz)
 tr -d ' \t\n' < "$FR_TMP/d4.json" |
   grep -q '"seq":5,"op":"AllReduce"[^}]*"nccl_seq":4,"algo":"Ring","proto":"Simple","nchannels":2' ||
   fail "rank 4's AllReduce seq 5 lacks NCCL's seqNumber/algo/proto/channels"
+check_tui_first c11-link-stalls "all joined, not completed" "missing link 3 -> 4" "channel 1 stopped in SendPeerWait"
 echo "c11-link-stalls: ok"

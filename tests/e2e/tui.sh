@@ -52,6 +52,20 @@ contains sample-c1-others sample-c1.out "the others called AllReduce  count 1024
 contains sample-c1-legend sample-c1.out "C completed S started E enqueued . never reached ! mismatch"
 contains sample-c1-verdict sample-c1.out " HANG: rank 5 never entered AllReduce seq 73"
 
+# The committed C11 sample (frz 1.2, proxy progress from the profiler
+# plugin): no rank to blame, so the first screen shows the missing link; the
+# detail pane has NCCL's own seq/algorithm and the rank's proxy progress.
+cp -R "$FR_SRCDIR/samples/c11-link-stalls" sample-c11
+run sample-c11 0 "$FR_TUI" --batch --cols 120 --rows 30 sample-c11
+golden fr-tui-sample-c11.txt sample-c11.out
+contains sample-c11-verdict sample-c11.out " HANG: all joined, not completed"
+contains sample-c11-link sample-c11.out "missing link 3 -> 4  comm fdec26a2727da2e4 seq 5 channel 1 stopped in SendPeerWait"
+contains sample-c11-nccl sample-c11.out "NCCL seq 4 Ring/Simple 2 channels"
+contains sample-c11-proxy sample-c11.out "proxy: ch 0 recv<-7 RecvWait for 1.1 s (60/61 steps)"
+# rank 3, the sender of the stalled link: its channel 1 send waits for rank 4
+run sample-c11-r3 0 "$FR_TUI" --batch --cols 160 --rows 30 --rank 3 sample-c11
+contains sample-c11-r3-proxy sample-c11-r3.out "ch 1 send->4 SendPeerWait"
+
 run c1 0 "$FR_TUI" --batch --cols 100 --rows 24 dumps/c1
 golden fr-tui-c1.txt c1.out
 run c1-narrow 0 "$FR_TUI" --batch --cols 60 --rows 20 dumps/c1

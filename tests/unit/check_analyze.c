@@ -113,6 +113,9 @@ static frz_record *push_rec(job *j, int r)
   frz_record *x = &j->rec[r][j->nrec[r]];
   memset(x, 0, sizeof *x);
   x->id = j->proc[r].records_total++;
+  x->nccl_seq = UINT64_MAX; /* no profiler plugin */
+  x->algo = FRZ_ALGO_UNKNOWN;
+  x->proto = FRZ_PROTO_UNKNOWN;
   j->nrec[r]++;
   return x;
 }
