@@ -20,6 +20,20 @@
 
 #define TRIGGER_POLL_NS UINT64_C(1000000000)
 
+/* Stamp `now` into a time field of the record `id` in slot s, but never
+ * earlier than its enqueue or start (it may have been enqueued after `now`
+ * was read); taken back if the slot was reused meanwhile, since the new
+ * record in it is not ours to stamp. */
+static void stamp(fr_slot *s, uint64_t id, uint64_t *field, uint64_t now) {
+  uint64_t t = now, t0 = __atomic_load_n(&s->rec.t_enqueue_ns, __ATOMIC_RELAXED);
+  uint64_t t1 = __atomic_load_n(&s->rec.t_start_ns, __ATOMIC_RELAXED);
+  if (t0 > t) t = t0;
+  if (field != &s->rec.t_start_ns && t1 > t) t = t1;
+  __atomic_store_n(field, t, __ATOMIC_RELAXED);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (fr_ring_get(&fr_g.ring, id) != s) __atomic_compare_exchange_n(field, &t, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* Stamp start/completion of pending records; find the oldest pending one. */
 void fr_scan_completion(scan_state *st, uint64_t now) {
   fr_ring *ring = &fr_g.ring;
@@ -40,11 +54,11 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
     uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
     if (state == FRZ_STATE_ENQUEUED && (flags & FRZ_RF_NO_TRACKING) == 0 &&
         fr_cuda_passed(s, 0) == 1) {
-      __atomic_store_n(&r->t_start_ns, now, __ATOMIC_RELAXED);
+      stamp(s, id, &r->t_start_ns, now);
       state = FRZ_STATE_STARTED;
     }
     if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
-      __atomic_store_n(&r->t_complete_ns, now, __ATOMIC_RELAXED);
+      stamp(s, id, &r->t_complete_ns, now);
       state = FRZ_STATE_COMPLETED;
       st->completed++;
     }

@@ -113,7 +113,7 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/corrupt-input.sh tests/e2e/analyze-options.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
 	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh tests/e2e/recorder-frames.sh \
 	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh tests/e2e/recorder-faults.sh \
-	tests/e2e/recorder-sigstop.sh tests/e2e/valgrind-tools.sh \
+	tests/e2e/recorder-sigstop.sh tests/e2e/recorder-dump-dir.sh tests/e2e/valgrind-tools.sh \
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh
 TESTS += $(E2E_TESTS)
 # C11 needs a stalled link and proxy progress in the dumps, which do not exist

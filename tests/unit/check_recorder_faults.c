@@ -16,7 +16,8 @@
  *                   --child (which uses NCCL and dumps at exit)
  *   --child         one comm, one all-reduce, exit (FR_DUMP_ON_EXIT dumps it)
  *   --hwm N         N all-reduces, then print the peak RSS (VmHWM kB)
- *   --dumps N MS    N dumps asked for MS ms apart while all-reduces go on
+ *   --dumps FILE MS a full ring, then a dump asked for every MS ms while
+ *                   all-reduces go on, until FILE exists; then a last one
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -464,22 +465,35 @@ static int hwm_mode(long n) {
   return 0;
 }
 
-/* --dumps N MS: a thread keeps calling NCCL; N dumps are asked for, MS ms
- * apart (the shell test moves the dump directory meanwhile); the calls
- * must all succeed, and the output is the same whatever happens to the
- * dumps. */
-static int dumps_mode(int n, int ms) {
+/* --dumps STOPFILE MS: a thread keeps calling NCCL; a dump is asked for
+ * every MS ms until STOPFILE exists (the shell test changes the dump
+ * directory meanwhile), then one more, which must land and decode. */
+static int dumps_mode(const char *stopfile, int ms) {
   struct caller a;
   pthread_t th;
   if (start_caller(&a, &th) != 0) return 1;
-  for (int i = 0; i < n; i++) {
+  /* a full ring first, so that every dump takes a while */
+  for (long i = 0, fill = atol(getenv("FR_BUFFER_ENTRIES")); i < fill; i++) {
+    float x = 0;
+    if (ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, a.comm, stream) != ncclSuccess) return 1;
+    if (i % 1024 == 0) cuStreamSynchronize(stream);
+  }
+  for (int i = 0; i < 6000 && access(stopfile, F_OK) != 0; i++) {
     raise(SIGUSR2);
     sleep_ms(ms);
   }
+  sleep_ms(200); /* the dumps asked for so far are done */
+  frz_dump d;
+  char why[512];
+  int rc = request_dump(&d, why, sizeof why);
+  if (rc == 0)
+    frz_dump_free(&d);
+  else
+    fprintf(stderr, "the last dump: %s\n", why);
   atomic_store(&a.stop, 1);
   pthread_join(th, NULL);
-  if (a.failed) return 1;
-  printf("dumps: %d asked for\n", n);
+  if (rc != 0 || a.failed) return 1;
+  printf("dumps: the last one read back\n");
   return ncclCommDestroy(a.comm) == ncclSuccess ? 0 : 1;
 }
 
@@ -495,7 +509,7 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "--storm") && argc > 2) return storm_mode(atoi(argv[2]));
   if (!strcmp(mode, "--child")) return child_mode();
   if (!strcmp(mode, "--hwm") && argc > 2) return hwm_mode(atol(argv[2]));
-  if (!strcmp(mode, "--dumps") && argc > 3) return dumps_mode(atoi(argv[2]), atoi(argv[3]));
+  if (!strcmp(mode, "--dumps") && argc > 3) return dumps_mode(argv[2], atoi(argv[3]));
   Suite *s = suite_create("recorder faults");
   TCase *tc = tcase_create("faults");
   tcase_set_timeout(tc, 60);
