@@ -270,14 +270,19 @@ static uint64_t mtime_ns(const struct stat *sb) {
   return (uint64_t)sb->st_mtim.tv_sec * 1000000000ull + (uint64_t)sb->st_mtim.tv_nsec;
 }
 
-/* Is the trigger file at `path` one we need not act on: written before this
- * process started (left by an earlier job; a second of slack covers clock
- * skew between the nodes of a shared filesystem), or already acted on? */
+/* Is a trigger file last modified at `mtime` one we need not act on: written
+ * before this process started (left by an earlier job; a second of slack
+ * covers clock skew between the nodes of a shared filesystem), or already
+ * acted on? */
+static int stale_mtime(uint64_t mtime) {
+  return mtime + 1000000000ull < fr_g.start_realtime_ns || (handled_mtime && mtime <= handled_mtime);
+}
+
+/* The same for the regular file at `path` (0 for anything else). */
 static int trigger_is_stale(const char *path) {
   struct stat sb;
   if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
-  uint64_t mtime = mtime_ns(&sb);
-  return mtime + 1000000000ull < fr_g.start_realtime_ns || (handled_mtime && mtime <= handled_mtime);
+  return stale_mtime(mtime_ns(&sb));
 }
 
 /* Remember the trigger file now at `path` as acted on. */
@@ -319,16 +324,25 @@ int fr_trigger_file_create(const char *reason) {
   return ok ? 0 : -1;
 }
 
+/* Act on the file at TRIGGER?  It is opened before anything else is
+ * looked at, non-blocking and without following a symlink, and fstat'd:
+ * only a regular file can be a trigger, so a FIFO, socket or device planted
+ * there can neither block the watchdog nor be read.  At most TRIGGER_MAX
+ * bytes of it are read. */
 int fr_trigger_file_seen(int *rank, char *text, size_t textlen) {
   char path[600], buf[TRIGGER_MAX + 1];
   struct stat sb;
   snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
-  if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
-  if (trigger_is_stale(path)) return 0; /* an earlier job's, or acted on already */
-  trigger_handled(path);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd >= 0 ? fstat(fd, &sb) != 0 : lstat(path, &sb) != 0) sb.st_mode = 0;
+  /* a regular file we may not read is still a trigger, without a text */
+  if (!S_ISREG(sb.st_mode) || stale_mtime(mtime_ns(&sb))) {
+    if (fd >= 0) close(fd);
+    return 0; /* not a trigger; or an earlier job's, or acted on already */
+  }
+  if (mtime_ns(&sb) > handled_mtime) handled_mtime = mtime_ns(&sb);
   *rank = -1;
   snprintf(text, textlen, "trigger file");
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return 1;
   ssize_t n = read(fd, buf, TRIGGER_MAX);
   close(fd);

@@ -193,4 +193,15 @@ __attribute__((constructor)) static void fr_load(void) {
   atomic_store(&fr_g.enabled, 1);
 }
 
-__attribute__((destructor)) static void fr_unload(void) { fr_watchdog_stop(); }
+/* At process exit: stop the watchdog, and let a dump in progress finish
+ * (up to 2 s) rather than cut it off, which would lose it and leave its
+ * temporary file behind.  (The FR_DUMP_ON_EXIT dump may still come after
+ * this: atexit handlers of a library run at its unloading.) */
+__attribute__((destructor)) static void fr_unload(void) {
+  fr_watchdog_stop();
+  if (!fr_g.initialized) return;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 2;
+  if (pthread_mutex_timedlock(&fr_g.dump_lock, &until) == 0) pthread_mutex_unlock(&fr_g.dump_lock);
+}

@@ -20,6 +20,20 @@
 
 #define TRIGGER_POLL_NS UINT64_C(1000000000)
 
+/* Stamp `now` into a time field of the record `id` in slot s, but never
+ * earlier than its enqueue or start (it may have been enqueued after `now`
+ * was read); taken back if the slot was reused meanwhile, since the new
+ * record in it is not ours to stamp. */
+static void stamp(fr_slot *s, uint64_t id, uint64_t *field, uint64_t now) {
+  uint64_t t = now, t0 = __atomic_load_n(&s->rec.t_enqueue_ns, __ATOMIC_RELAXED);
+  uint64_t t1 = __atomic_load_n(&s->rec.t_start_ns, __ATOMIC_RELAXED);
+  if (t0 > t) t = t0;
+  if (field != &s->rec.t_start_ns && t1 > t) t = t1;
+  __atomic_store_n(field, t, __ATOMIC_RELAXED);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (fr_ring_get(&fr_g.ring, id) != s) __atomic_compare_exchange_n(field, &t, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* Stamp start/completion of pending records; find the oldest pending one. */
 void fr_scan_completion(scan_state *st, uint64_t now) {
   fr_ring *ring = &fr_g.ring;
@@ -38,15 +52,13 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
     frz_record *r = &s->rec;
     uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
     uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
-    /* an op enqueued after `now` was read (during the scan) started no earlier than that */
-    uint64_t t0 = __atomic_load_n(&r->t_enqueue_ns, __ATOMIC_RELAXED), stamp = now > t0 ? now : t0;
     if (state == FRZ_STATE_ENQUEUED && (flags & FRZ_RF_NO_TRACKING) == 0 &&
         fr_cuda_passed(s, 0) == 1) {
-      __atomic_store_n(&r->t_start_ns, stamp, __ATOMIC_RELAXED);
+      stamp(s, id, &r->t_start_ns, now);
       state = FRZ_STATE_STARTED;
     }
     if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
-      __atomic_store_n(&r->t_complete_ns, stamp, __ATOMIC_RELAXED);
+      stamp(s, id, &r->t_complete_ns, now);
       state = FRZ_STATE_COMPLETED;
       st->completed++;
     }
@@ -69,6 +81,11 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
   (void)now;
 }
 
+/* The end of the last stretch of time in which this thread did not run at
+ * all (the process stopped by SIGSTOP, a scheduler's suspend, or starved):
+ * an op is not blamed for that time (watchdog thread only). */
+static uint64_t stall_end_ns;
+
 /* Text for a timeout trigger: which op waited how long. */
 static int describe_timeout(uint64_t id, uint64_t now, char *text, size_t len) {
   fr_slot *s = fr_ring_get(&fr_g.ring, id);
@@ -78,7 +95,10 @@ static int describe_timeout(uint64_t id, uint64_t now, char *text, size_t len) {
   /* an op enqueued after `now` was read (during the scan) has not waited */
   if (t0 >= now) return 0;
   uint64_t waited = now - t0;
-  if (waited < (uint64_t)fr_g.cfg.timeout_sec * 1000000000ull) return 0;
+  /* its wait counts from the end of a stall: a whole job stopped and
+   * continued (SIGSTOP/SIGCONT, Slurm's suspend) is not hung */
+  uint64_t counted = now - (t0 > stall_end_ns ? t0 : stall_end_ns);
+  if (counted < (uint64_t)fr_g.cfg.timeout_sec * 1000000000ull) return 0;
   snprintf(text, len, "%s seq %llu on comm %016llx not complete after %.1f s", frz_op_name(r->op),
            (unsigned long long)r->seq, (unsigned long long)r->comm_id, (double)waited / 1e9);
   return 1;
@@ -167,7 +187,9 @@ static void *watchdog_main(void *arg) {
   prctl(PR_SET_NAME, "fr-watchdog", 0, 0, 0);
   scan_state st = {0};
   episode ep = {0};
-  uint64_t next_trigger_poll = 0;
+  uint64_t next_trigger_poll = 0, last_poll = 0;
+  /* a poll this much later than due means the thread was not running */
+  uint64_t stall_ns = 1000000000ull + 4 * (uint64_t)fr_g.cfg.poll_ms * 1000000ull;
   while (!atomic_load(&fr_g.stopping)) {
     struct pollfd p = {fr_g.wake_pipe[0], POLLIN, 0};
     if (poll(&p, fr_g.wake_pipe[0] >= 0 ? 1 : 0, (int)fr_g.cfg.poll_ms) > 0) {
@@ -177,6 +199,8 @@ static void *watchdog_main(void *arg) {
     }
     if (!atomic_load_explicit(&fr_g.enabled, memory_order_relaxed)) continue;
     uint64_t now = fr_now_ns();
+    if (last_poll && now - last_poll > stall_ns) stall_end_ns = now;
+    last_poll = now;
     fr_scan_completion(&st, now);
     int req = atomic_exchange(&fr_g.dump_request, 0);
     if (req == FRZ_TRIGGER_CRASH) { /* always, whatever the episode */

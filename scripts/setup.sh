@@ -13,6 +13,7 @@ packages=(
   libncurses-dev                               # fr-tui (ncursesw)
   check                                        # unit tests
   tmux                                         # fr-tui's interactive test
+  valgrind                                     # memcheck of the tools (make check)
 )
 
 if [ "${1:-}" = "--fuzz" ]; then

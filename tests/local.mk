@@ -14,6 +14,12 @@ tests_sim_libnccl_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libnccl_la_LIBADD = tests/sim/libcuda.la $(PTHREAD_LIBS) $(RT_LIBS) -lm
 tests_sim_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 2:0:0 -no-undefined
 
+## NCCL errors on demand (FR_SIM_FAIL): preloaded after the recorder by
+## tests/e2e/recorder-faults.sh.
+noinst_LTLIBRARIES += tests/sim/libsimfault.la
+tests_sim_libsimfault_la_SOURCES = tests/sim/fault_sim.c
+tests_sim_libsimfault_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -module -avoid-version -no-undefined
+
 ## The scenario job: a small training loop driven by a scenario file.
 noinst_PROGRAMS += tests/scenario/fr-scenario-job
 tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/scenario.c \
@@ -78,7 +84,7 @@ tests_unit_stacks_stress_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
 
 ## The recorder in one process on the simulator (run by tests/e2e/recorder-api.sh).
 check_PROGRAMS += tests/unit/check_recorder
-tests_unit_check_recorder_SOURCES = tests/unit/check_recorder.c
+tests_unit_check_recorder_SOURCES = tests/unit/check_recorder.c tests/unit/recorder_probe.c tests/unit/recorder_probe.h
 tests_unit_check_recorder_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_recorder_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_unit_check_recorder_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
@@ -91,6 +97,14 @@ TESTS += tests/unit/check_profiler_abi tests/e2e/profiler-plugin.sh
 tests_unit_check_profiler_abi_SOURCES = tests/unit/check_profiler_abi.c
 tests_e2e_profiler_load_SOURCES = tests/e2e/profiler-load.c
 EXTRA_DIST += tests/e2e/profiler-plugin.sh
+## The recorder under hostile use: destroyed comms, odd counts, NCCL errors
+## from every wrapped call, fork/exec storms (run by tests/e2e/recorder-faults.sh).
+check_PROGRAMS += tests/unit/check_recorder_faults
+tests_unit_check_recorder_faults_SOURCES = tests/unit/check_recorder_faults.c tests/unit/recorder_probe.c \
+	tests/unit/recorder_probe.h
+tests_unit_check_recorder_faults_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_check_recorder_faults_LDADD = formats/libfrz.la tests/sim/libnccl.la tests/sim/libcuda.la $(UNIT_LIBS)
+tests_unit_check_recorder_faults_LDFLAGS = $(AM_LDFLAGS) -no-install
 
 ## Our NCCL/CUDA declarations against the real headers, at compile time.
 if HAVE_REAL_NCCL_H
@@ -126,7 +140,8 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/scenario-c12.sh tests/e2e/scenario-c13.sh tests/e2e/scenario-variants.sh \
 	tests/e2e/corrupt-input.sh tests/e2e/analyze-options.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
 	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh tests/e2e/recorder-frames.sh \
-	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh \
+	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh tests/e2e/recorder-faults.sh \
+	tests/e2e/recorder-sigstop.sh tests/e2e/recorder-dump-dir.sh tests/e2e/valgrind-tools.sh \
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh
 TESTS += $(E2E_TESTS)
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under

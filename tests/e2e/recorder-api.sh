@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs tests/unit/check_recorder with the recorder preloaded on the
 # simulator: every wrapper, groups, lifecycle records, errors passed through,
-# 32 threads on 32 comms, a forked child; then all of it again with
+# 64 threads on 64 comms, a forked child; then all of it again with
 # FR_BACKTRACE=4.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir

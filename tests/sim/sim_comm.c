@@ -7,14 +7,35 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_nccl.h"
 
+/* Freed communicators are kept for reuse, never returned to malloc: a
+ * handle used after ncclCommDestroy (a bug NCCL answers with
+ * ncclInvalidArgument when it sees the cleared comm) then reads a comm with
+ * no segment, which sim_check_comm refuses, instead of freed memory. */
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ncclComm *free_comms;
+
+static struct ncclComm *sim_comm_alloc(void)
+{
+  pthread_mutex_lock(&free_lock);
+  struct ncclComm *c = free_comms;
+  if (c)
+    free_comms = c->next_free;
+  pthread_mutex_unlock(&free_lock);
+  if (!c)
+    return calloc(1, sizeof *c);
+  memset(c, 0, sizeof *c);
+  return c;
+}
+
 ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id, int rank)
 {
-  struct ncclComm *c = calloc(1, sizeof *c);
+  struct ncclComm *c = sim_comm_alloc();
   if (!c)
     return sim_error(ncclSystemError, "out of memory");
   c->rank = rank;
@@ -25,7 +46,7 @@ ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id,
   c->stall_peer = c->stall_channel = -1;
   ncclResult_t rc = sim_seg_attach(c);
   if (rc != ncclSuccess) {
-    free(c);
+    sim_comm_free(c);
     return rc;
   }
   sim_prof_comm_init(c);
@@ -116,5 +137,8 @@ void sim_comm_free(ncclComm_t comm)
 {
   sim_prof_comm_fini(comm);
   sim_seg_detach(comm);
-  free(comm);
+  pthread_mutex_lock(&free_lock);
+  comm->next_free = free_comms;
+  free_comms = comm;
+  pthread_mutex_unlock(&free_lock);
 }

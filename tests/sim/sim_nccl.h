@@ -73,6 +73,7 @@ struct ncclComm {
   void *prof_ctx;               /* the profiler plugin's context; NULL: not profiled */
   int prof_mask;                /* event types it asked for */
   uint64_t seq_number[SIM_RECV + 1]; /* NCCL's per-function collective counters */
+  struct ncclComm *next_free;   /* freed comms kept for reuse (sim_comm.c) */
 };
 
 /* --- sim_comm.c --- */
@@ -81,6 +82,8 @@ ncclResult_t sim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *new
 ncclResult_t sim_comm_shrink(ncclComm_t comm, const int *excl, int nexcl, ncclComm_t *newcomm);
 /* Blocks until every op launched on the comm has finished. */
 void sim_comm_drain(ncclComm_t comm);
+/* Detaches and keeps the comm for reuse: a destroyed handle stays readable
+ * and invalid (no segment). */
 void sim_comm_free(ncclComm_t comm);
 
 /* --- sim_shm.c --- */
