@@ -214,7 +214,9 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   if (!p.job_id[0] && nc > 0)
     snprintf(p.job_id, sizeof p.job_id, "%016llx", (unsigned long long)csnap[0].comm_id);
   uint64_t nb = fr_g.bt ? collect_backtraces(snap, n) : 0;
-  frz_extras x = {sites, symbolize(snap, n, bts, nb, stk, nst), bts, nb, NULL, 0, NULL, 0, stk, nst, py, npy};
+  frz_extras x = {.callsites = sites, .ncallsites = symbolize(snap, n, bts, nb, stk, nst),
+                  .backtraces = bts, .nbacktraces = nb, .stacks = stk, .nstacks = nst,
+                  .pyframes = py, .npyframes = npy};
   int nctx = fr_prof_ctx_count();
   if (nctx > pctx) { /* more comms profiled since the last dump */
     free(psnap);

@@ -773,7 +773,7 @@ START_TEST(test_callsites_roundtrip)
   bt[1].record_id = 0;
   bt[1].depth = FRZ_BACKTRACE_MAX + 5; /* clamped */
   for (int i = 0; i < FRZ_BACKTRACE_MAX; i++) bt[1].frames[i] = 100 + (uint64_t)i;
-  frz_extras x = {cs, 3, bt, 2};
+  frz_extras x = {.callsites = cs, .ncallsites = 3, .backtraces = bt, .nbacktraces = 2};
   ck_assert_int_eq(frz_encode_ex(&p, NULL, 0, r, 3, &x, 0, &out, &len, NULL), FRZ_OK);
   ck_assert_uint_eq(tget32((const uint8_t *)out + 16), 5); /* five sections */
   frz_dump d;
