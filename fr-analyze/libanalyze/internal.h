@@ -59,6 +59,10 @@ int fa_frames_progress(fa_analysis *a);    /* straggler.c: progress between fram
 int fa_stragglers(fa_analysis *a);         /* straggler.c: clock skew, late ranks */
 int fa_verdict_build(fa_analysis *a);      /* verdict.c */
 int fa_stacks_build(fa_analysis *a);       /* stacks.c: relevant threads, stack classes */
+/* The stack class the verdict shows for global rank g: -1 when it has
+ * none, or when its latest dump was written at process exit (its threads
+ * were running exit handlers, which says nothing of the hang). */
+int32_t fa_verdict_stack_class(const fa_analysis *a, int32_t g);
 void fa_stacks_free(fa_analysis *a);
 
 /* The verdict's stack lines and the stack-classes section of the text

@@ -72,7 +72,9 @@ static void link_text(FILE *o, const fa_link *l)
 }
 
 /* A list of links, comma separated, capped. */
-static void links_text(FILE *o, const fa_link *ls, uint32_t n)
+/* The links, one a line when long, continuation lines indented to `col`
+ * (where the first one starts). */
+static void links_text(FILE *o, const fa_link *ls, uint32_t n, int col)
 {
   for (uint32_t i = 0; i < n; i++) {
     if (i == MAX_LINKS_SHOWN) {
@@ -81,7 +83,8 @@ static void links_text(FILE *o, const fa_link *ls, uint32_t n)
     }
     /* p2p links and links from proxy progress are long: one a line, under the first */
     int long_ = ls[i].p2p || ls[i - (i > 0)].p2p || ls[i].evidence || ls[i - (i > 0)].evidence;
-    if (i) fputs(long_ ? ",\n                  " : ", ", o);
+    if (i && long_) fprintf(o, ",\n%*s", col, "");
+    else if (i) fputs(", ", o);
     link_text(o, &ls[i]);
   }
 }
@@ -248,7 +251,7 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     fputs("none\n", o);
   }
   fputs("  missing links:  ", o);
-  if (v->nlinks) links_text(o, v->links, v->nlinks);
+  if (v->nlinks) links_text(o, v->links, v->nlinks, 18);
   else fputs("none", o);
   fputc('\n', o);
   if (v->ncycle) {
@@ -372,7 +375,7 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
             c->nno_dump ? " (some have no dump)" : "");
   if (c->nlinks) {
     fputs("    missing links:  ", o);
-    links_text(o, c->links, c->nlinks);
+    links_text(o, c->links, c->nlinks, 20);
     fputc('\n', o);
   }
   return 0;

@@ -117,6 +117,14 @@ const frz_stack *fa_rank_thread(const fa_analysis *a, int32_t g)
   return &fa_rank_latest(a, &a->ranks[r])->dump.stacks[a->rank_stacks[r].thread];
 }
 
+int32_t fa_verdict_stack_class(const fa_analysis *a, int32_t g)
+{
+  int32_t r = fa_find_rank(a, g);
+  if (r < 0 || !a->rank_stacks) return -1;
+  if (fa_rank_latest(a, &a->ranks[r])->dump.process.trigger == FRZ_TRIGGER_EXIT) return -1;
+  return a->rank_stacks[r].cls;
+}
+
 /* ---- the prefix tree ----------------------------------------------------------- */
 
 typedef struct node {

@@ -74,9 +74,9 @@ cJSON *fa_stacks_verdict_json(const fa_analysis *a)
     }
   fa_ranks_sort(&who);
   for (uint32_t i = 0; arr && a->rank_stacks && i < who.n; i++) {
-    int32_t r = fa_find_rank(a, who.v[i]);
-    if (r < 0 || a->rank_stacks[r].cls < 0) continue;
-    cJSON *o = rank_stack(a, who.v[i], a->rank_stacks[r].cls);
+    int32_t c = fa_verdict_stack_class(a, who.v[i]);
+    if (c < 0) continue;
+    cJSON *o = rank_stack(a, who.v[i], c);
     if (!o) {
       cJSON_Delete(arr);
       arr = NULL;

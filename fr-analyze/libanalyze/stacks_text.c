@@ -53,13 +53,6 @@ static void frames_text(FILE *o, const fa_stack_class *c, uint32_t from, uint32_
   fputc('\n', o);
 }
 
-/* The class of global rank g; -1 none. */
-static int32_t class_of(const fa_analysis *a, int32_t g)
-{
-  int32_t r = fa_find_rank(a, g);
-  return r >= 0 && a->rank_stacks ? a->rank_stacks[r].cls : -1;
-}
-
 int fa_stacks_verdict_text(FILE *o, const fa_analysis *a)
 {
   const fa_verdict *v = &a->verdict;
@@ -74,7 +67,7 @@ int fa_stacks_verdict_text(FILE *o, const fa_analysis *a)
   char *done = calloc(a->nstack_classes + 1, 1);
   if (!done) goto oom;
   for (uint32_t i = 0; i < who.n; i++) {
-    int32_t c = class_of(a, who.v[i]);
+    int32_t c = fa_verdict_stack_class(a, who.v[i]);
     if (c < 0 || done[c]) continue;
     done[c] = 1;
     if (lines == VERDICT_LINES) {
@@ -83,7 +76,7 @@ int fa_stacks_verdict_text(FILE *o, const fa_analysis *a)
     }
     grp.n = 0; /* the ranks of `who` in this class */
     for (uint32_t k = i; k < who.n; k++)
-      if (class_of(a, who.v[k]) == c && fa_ranks_push(&grp, &gcap, who.v[k])) {
+      if (fa_verdict_stack_class(a, who.v[k]) == c && fa_ranks_push(&grp, &gcap, who.v[k])) {
         free(done);
         goto oom;
       }
