@@ -83,8 +83,8 @@ static int collect(fa_analysis *a, fa_comm *c, accuse **s, uint32_t *ns, accuse 
       }
     }
   }
-  qsort(*s, *ns, sizeof **s, cmp_accuse);
-  qsort(*r, *nr, sizeof **r, cmp_accuse);
+  if (*ns > 1) qsort(*s, *ns, sizeof **s, cmp_accuse);
+  if (*nr > 1) qsort(*r, *nr, sizeof **r, cmp_accuse);
   return 0;
 }
 

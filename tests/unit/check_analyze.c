@@ -1317,6 +1317,60 @@ START_TEST(test_teardown_cycle)
 }
 END_TEST
 
+/* Thread stacks from hostile dumps: a thread whose Python stack is 100,000
+ * frames deep (the stack classes' tree recursed once per frame and crashed)
+ * is cut to its innermost 256 frames and says so; names carrying terminal
+ * escapes come out sanitised; ranks with equal stacks share a class. */
+START_TEST(test_stacks_hostile)
+{
+  enum { DEEP = 100000, NATIVE = 3 };
+  job *j = job_new(3);
+  job_world(j, WORLD);
+  run(j, 0, 2, WORLD, 4);
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  for (int r = 0; r < j->n; r++) {
+    frz_dump d = dump_of(j, r);
+    d.nstacks = 1;
+    d.stacks = calloc(1, sizeof *d.stacks);
+    ck_assert_ptr_nonnull(d.stacks);
+    d.stacks[0].tid = 100;
+    d.stacks[0].flags = FRZ_TF_MAIN;
+    d.stacks[0].thread_handle = 0xabc;
+    d.stacks[0].depth = NATIVE;
+    for (int k = 0; k < NATIVE; k++) d.stacks[0].frames[k] = 0x1000 + (uint64_t)k;
+    d.npyframes = r == 2 ? DEEP : 2;
+    d.pyframes = calloc(d.npyframes, sizeof *d.pyframes);
+    ck_assert_ptr_nonnull(d.pyframes);
+    for (uint32_t k = 0; k < d.npyframes; k++) {
+      d.pyframes[k].thread_handle = 0xabc;
+      d.pyframes[k].index = k;
+      d.pyframes[k].line = k + 1;
+      snprintf(d.pyframes[k].func, sizeof d.pyframes[k].func, "f%u\033]0;x\007", k);
+      snprintf(d.pyframes[k].file, sizeof d.pyframes[k].file, "/a/\033[2Jb.py");
+    }
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_uint_eq(a->nstack_classes, 2);
+  const fa_stack_class *two = &a->stack_classes[0], *deep = &a->stack_classes[1];
+  RANKS_EQ(&two->ranks, 0, 1);
+  RANKS_EQ(&deep->ranks, 2);
+  ck_assert_uint_eq(two->nframes, NATIVE + 2);
+  ck_assert_uint_eq(deep->nframes, NATIVE + 256 + 1);
+  ck_assert_str_eq(deep->frames[NATIVE], "f0?]0;x? (?[2Jb.py:1)");
+  ck_assert_str_eq(deep->frames[NATIVE + 256], "(99744 outer Python frames cut)");
+  char *text = text_of(a);
+  ck_assert_ptr_null(strchr(text, '\033'));
+  ck_assert_ptr_nonnull(strstr(text, "stack classes: 2"));
+  free(text);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
 static Suite *analyze_suite(void)
 {
   Suite *s = suite_create("analyze");
@@ -1348,6 +1402,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_chain_root);
   tcase_add_test(t, test_teardown_cycle);
   tcase_add_test(t, test_frames_progress_not_hung);
+  tcase_add_test(t, test_stacks_hostile);
   suite_add_tcase(s, t);
   TCase *u = tcase_create("helpers");
   tcase_add_test(u, test_format_ranks);
