@@ -1317,6 +1317,84 @@ START_TEST(test_teardown_cycle)
 }
 END_TEST
 
+/* Proxy progress from hostile dumps: connections repeated, peers out of
+ * range (negative, the comm size, INT32_MIN/MAX, itself), more steps done
+ * than posted, a last change in the future, a rank field naming another
+ * member, an unknown direction: each valid stopped link is named once, the
+ * rest name nothing. */
+START_TEST(test_proxy_hostile)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 4);
+  for (int r = 0; r < 3; r++) step(j, r, WORLD, FRZ_STATE_STARTED);
+  j->absent[3] = 1;
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  static const struct {
+    int32_t peer, rank;
+    uint8_t dir;
+    uint32_t state;
+    uint64_t posted, done, t_last;
+  } hostile[] = {
+      {3, -1, FRZ_DIR_SEND, 20, 10, 9, 1},              /* 2 -> 3 stopped (twice) */
+      {3, -1, FRZ_DIR_SEND, 20, 10, 9, 2},
+      {-1, -1, FRZ_DIR_SEND, 20, 10, 9, 1},
+      {INT32_MIN, -1, FRZ_DIR_RECV, 10, 10, 9, 1},
+      {INT32_MAX, -1, FRZ_DIR_SEND, 9, 10, 9, 1},
+      {4, -1, FRZ_DIR_SEND, 20, 10, 9, 1},
+      {2, -1, FRZ_DIR_SEND, 20, 10, 9, 1},              /* itself */
+      {3, -1, FRZ_DIR_SEND, 20, 5, 10, 1},              /* done > posted */
+      {3, 1, FRZ_DIR_SEND, 20, 10, 9, 1},               /* another member's */
+      {3, -1, 200, 20, 10, 9, 1},                       /* unknown direction */
+      {3, -1, FRZ_DIR_SEND, 20, UINT64_MAX, 0, UINT64_MAX}, /* in the future */
+  };
+  const uint32_t n = sizeof hostile / sizeof hostile[0];
+  for (int r = 0; r < 3; r++) {
+    frz_dump d = dump_of(j, r);
+    if (r == 2) {
+      d.nproxy = n;
+      d.proxy = calloc(n, sizeof *d.proxy);
+      ck_assert_ptr_nonnull(d.proxy);
+      for (uint32_t i = 0; i < n; i++) {
+        frz_proxy *x = &d.proxy[i];
+        x->comm_id = WORLD;
+        x->seq = 4;
+        x->kind = FRZ_KIND_COLL;
+        x->peer = hostile[i].peer;
+        x->rank = hostile[i].rank;
+        x->dir = hostile[i].dir;
+        x->state = hostile[i].state;
+        x->steps_posted = hostile[i].posted;
+        x->steps_done = hostile[i].done;
+        x->t_last_ns = hostile[i].t_last == UINT64_MAX ? UINT64_MAX
+                                                       : d.process.frame_time_ns - hostile[i].t_last * DT;
+        x->channel = (uint8_t)(i == 10 ? 1 : 0);
+      }
+    }
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert(c->stuck);
+  uint32_t exact = 0;
+  for (uint32_t i = 0; i < c->nlinks; i++) {
+    const fa_link *l = &c->links[i];
+    if (!l->evidence) continue;
+    exact++;
+    ck_assert_int_eq(l->src, 2);
+    ck_assert_int_eq(l->dst, 3);
+    if (l->channel == 0) ck_assert_uint_eq(l->stalled_ns, 2 * DT); /* the longer of the two */
+    else ck_assert_uint_eq(l->stalled_ns, 0);                      /* no time from the future */
+  }
+  ck_assert_uint_eq(exact, 2); /* channel 0 once, channel 1 */
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
 /* Thread stacks from hostile dumps: a thread whose Python stack is 100,000
  * frames deep (the stack classes' tree recursed once per frame and crashed)
  * is cut to its innermost 256 frames and says so; names carrying terminal
@@ -1403,6 +1481,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_teardown_cycle);
   tcase_add_test(t, test_frames_progress_not_hung);
   tcase_add_test(t, test_stacks_hostile);
+  tcase_add_test(t, test_proxy_hostile);
   suite_add_tcase(s, t);
   TCase *u = tcase_create("helpers");
   tcase_add_test(u, test_format_ranks);
