@@ -1449,6 +1449,52 @@ START_TEST(test_stacks_hostile)
 }
 END_TEST
 
+/* Every rank with a stack of its own: the text lists the 32 largest stack
+ * classes and counts the rest (it listed all: 20,000 lines for 4,096
+ * ranks); the JSON report still has every class. */
+START_TEST(test_stack_classes_bounded)
+{
+  enum { N = 40 }; /* 39 classes, 32 shown */
+  job *j = job_new(1);
+  job_world(j, WORLD);
+  run(j, 0, 0, WORLD, 2);
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  for (int r = 0; r < N; r++) { /* rank 0's dump as every rank's, each with a stack of its own */
+    frz_dump d = dump_of(j, 0);
+    d.process.global_rank = r;
+    d.process.world_size = N;
+    d.comms[0].nranks = N;
+    d.comms[0].rank = r;
+    d.nstacks = 1;
+    d.stacks = calloc(1, sizeof *d.stacks);
+    ck_assert_ptr_nonnull(d.stacks);
+    d.stacks[0].flags = FRZ_TF_MAIN;
+    d.stacks[0].depth = 2;
+    d.stacks[0].frames[0] = r < 2 ? 0x1000 : 0x1000 + (uint64_t)r; /* ranks 0, 1 alike */
+    d.stacks[0].frames[1] = 0x2000;
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_uint_eq(a->nstack_classes, N - 1);
+  char *text = text_of(a);
+  const char *cls = strstr(text, "\nstack classes: 39,");
+  ck_assert_ptr_nonnull(cls);
+  ck_assert_ptr_nonnull(strstr(cls, "  2 ranks (0-1): 0x1000 <- 0x2000\n"));
+  ck_assert_ptr_nonnull(strstr(cls, "  1 rank (32): 0x1020 <- 0x2000\n")); /* the 32nd */
+  ck_assert_ptr_null(strstr(cls, "(33):"));
+  ck_assert_ptr_nonnull(strstr(cls, "  ... 7 more classes of 7 ranks (the JSON report lists every class)\n"));
+  free(text);
+  cJSON *js = json_of(a);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(js, "stack_classes")), N - 1);
+  cJSON_Delete(js);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
 static Suite *analyze_suite(void)
 {
   Suite *s = suite_create("analyze");
@@ -1482,6 +1528,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_frames_progress_not_hung);
   tcase_add_test(t, test_stacks_hostile);
   tcase_add_test(t, test_proxy_hostile);
+  tcase_add_test(t, test_stack_classes_bounded);
   suite_add_tcase(s, t);
   TCase *u = tcase_create("helpers");
   tcase_add_test(u, test_format_ranks);
