@@ -915,8 +915,11 @@ static frz_status check_section_sizes(decoder *d, const dec_section *s)
   return FRZ_OK;
 }
 
-/* Decompress a section's single zstd frame into dst, exactly s->raw bytes. */
-static frz_status inflate_into(decoder *d, const dec_section *s, void *dst)
+/* Check that a section's stored bytes are one zstd frame whose declared
+ * content size (when present) is its raw length: before a buffer of that
+ * length is allocated, so that a table entry's false item count costs
+ * nothing. */
+static frz_status check_frame(decoder *d, const dec_section *s)
 {
   const char *what = section_label(s->type);
   const uint8_t *src = d->buf + s->offset;
@@ -931,6 +934,15 @@ static frz_status inflate_into(decoder *d, const dec_section *s, void *dst)
   if (csz == ZSTD_CONTENTSIZE_ERROR || (csz != ZSTD_CONTENTSIZE_UNKNOWN && csz != s->raw))
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset,
                 "%s frame content size does not match its raw length %" PRIu64, what, s->raw);
+  return FRZ_OK;
+}
+
+/* Decompress a section's single zstd frame (check_frame passed) into dst,
+ * exactly s->raw bytes. */
+static frz_status inflate_into(decoder *d, const dec_section *s, void *dst)
+{
+  const char *what = section_label(s->type);
+  const uint8_t *src = d->buf + s->offset;
   size_t n = ZSTD_decompress(dst, (size_t)s->raw, src, (size_t)s->stored);
   if (ZSTD_isError(n))
     return fail(d->err, FRZ_E_CORRUPT, d->name, s->offset, "%s does not decompress (%s)",
@@ -1137,6 +1149,8 @@ static frz_status read_section(decoder *d, const dec_section *s, frz_dump *out)
                 section_label(s->type));
   d->seen[s->type] = 1;
   frz_status st = check_section_sizes(d, s);
+  if (st == FRZ_OK)
+    st = check_frame(d, s);
   uint8_t *raw = NULL;
   if (st == FRZ_OK && s->type == FRZ_SEC_RECORDS && !inflate_records_direct(d, s, out, &st))
     return st;

@@ -42,7 +42,7 @@ int fd_list_dir(const char *dir, char ***paths, size_t *n)
     np[(*n)++] = p;
   }
   closedir(dp);
-  qsort(*paths + first, *n - first, sizeof **paths, cmp_str);
+  if (*n - first > 1) qsort(*paths + first, *n - first, sizeof **paths, cmp_str);
   return 0;
 nomem:
   closedir(dp);

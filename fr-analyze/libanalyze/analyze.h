@@ -396,7 +396,8 @@ void fa_ranks_free(fa_ranks *r);
  * by symbol ("module+0xOFF" without one; with `offsets`, "module!symbol+0xOFF"),
  * and, when the interpreter's frames of that thread are in the dump, the
  * Python frames ("func (file:line)") in place of the interpreter's native
- * ones.  *out is a malloc'd array of malloc'd strings (free with
+ * ones (at most 256, the innermost; then one "(N outer Python frames
+ * cut)").  *out is a malloc'd array of malloc'd strings (free with
  * fa_strings_free); sanitised for a terminal.  Returns 0 or -1. */
 int fa_thread_frames(const frz_dump *d, const frz_stack *t, int offsets, char ***out, uint32_t *n);
 void fa_strings_free(char **v, uint32_t n);

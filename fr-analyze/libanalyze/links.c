@@ -56,6 +56,23 @@ static int push(accuse **v, uint32_t *n, uint32_t *cap, const accuse *a)
   return 0;
 }
 
+/* Sort an accusation list and keep one accusation per link (a dump may
+ * repeat a connection): the one stalled longest. */
+static void sort_unique(accuse *v, uint32_t *n)
+{
+  if (*n < 2) return;
+  qsort(v, *n, sizeof *v, cmp_accuse);
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < *n; i++) {
+    if (w && !cmp_accuse(&v[w - 1], &v[i])) {
+      if (v[i].stalled_ns > v[w - 1].stalled_ns) v[w - 1] = v[i];
+      continue;
+    }
+    v[w++] = v[i];
+  }
+  *n = w;
+}
+
 /* Collect the accusations of every member's proxy progress at the stuck
  * seq into the sender (s) and receiver (r) lists. */
 static int collect(fa_analysis *a, fa_comm *c, accuse **s, uint32_t *ns, accuse **r, uint32_t *nr)
@@ -83,8 +100,8 @@ static int collect(fa_analysis *a, fa_comm *c, accuse **s, uint32_t *ns, accuse 
       }
     }
   }
-  if (*ns) qsort(*s, *ns, sizeof **s, cmp_accuse); /* (NULL when empty) */
-  if (*nr) qsort(*r, *nr, sizeof **r, cmp_accuse);
+  sort_unique(*s, ns);
+  sort_unique(*r, nr);
   return 0;
 }
 

@@ -14,6 +14,10 @@
 #include "internal.h"
 
 #define NAME_MAX_LEN 320
+/* Python frames taken per thread: CPython's traceback dumper lists at most
+ * 100; a dump claiming more is cut to its innermost ones (the stack classes'
+ * tree is as deep as the longest stack). */
+#define PY_FRAMES_MAX 256
 
 void fa_strings_free(char **v, uint32_t n)
 {
@@ -67,7 +71,11 @@ static uint32_t python_frames(const frz_dump *d, const frz_stack *t, uint32_t *f
 
 int fa_thread_frames(const frz_dump *d, const frz_stack *t, int offsets, char ***out, uint32_t *n)
 {
-  uint32_t py0, npy = python_frames(d, t, &py0), cut = t->depth;
+  uint32_t py0, npy = python_frames(d, t, &py0), cut = t->depth, more = 0;
+  if (npy > PY_FRAMES_MAX) {
+    more = npy - PY_FRAMES_MAX;
+    npy = PY_FRAMES_MAX;
+  }
   if (npy) /* the interpreter's native frames give way to the Python ones */
     for (uint32_t k = 0; k < t->depth; k++)
       if (is_interpreter(frz_find_callsite(d, t->frames[k]))) {
@@ -75,12 +83,13 @@ int fa_thread_frames(const frz_dump *d, const frz_stack *t, int offsets, char **
         break;
       }
   *n = 0;
-  *out = calloc((size_t)cut + npy + 1, sizeof **out);
+  *out = calloc((size_t)cut + npy + 2, sizeof **out);
   if (!*out) return -1;
   char raw[NAME_MAX_LEN], safe[NAME_MAX_LEN];
-  for (uint32_t k = 0; k < cut + npy; k++) {
+  for (uint32_t k = 0; k < cut + npy + (more ? 1 : 0); k++) {
     if (k < cut) native_name(d, t->frames[k], offsets, raw, sizeof raw);
-    else python_name(&d->pyframes[py0 + k - cut], raw, sizeof raw);
+    else if (k < cut + npy) python_name(&d->pyframes[py0 + k - cut], raw, sizeof raw);
+    else snprintf(raw, sizeof raw, "(%u outer Python frames cut)", more);
     (*out)[k] = fa_strdup(fa_sanitize(raw, safe, sizeof safe));
     if (!(*out)[k]) {
       fa_strings_free(*out, k);
@@ -198,7 +207,7 @@ static void walk(tree *t, uint32_t at, uint32_t *order, uint32_t *n)
 {
   node *p = &t->nodes[at];
   if (p->cls >= 0) order[(*n)++] = (uint32_t)p->cls;
-  qsort_r(p->kids, p->nkids, sizeof *p->kids, cmp_kid, t->nodes);
+  if (p->nkids > 1) qsort_r(p->kids, p->nkids, sizeof *p->kids, cmp_kid, t->nodes);
   for (uint32_t i = 0; i < p->nkids; i++) walk(t, p->kids[i], order, n);
 }
 

@@ -11,6 +11,7 @@
 #define RANKSET_LEN 256
 #define VERDICT_LINES 2     /* stack lines in the verdict block at most */
 #define CLASS_FRAMES 12     /* frames shown per class at most */
+#define CLASSES_SHOWN 32    /* classes listed at most (the largest; JSON has all) */
 #define WIDTH 80
 
 /* A frame named only by module and offset (or address): not worth a place
@@ -114,12 +115,17 @@ int fa_stacks_classes_text(FILE *o, const fa_analysis *a)
   }
   fprintf(o, "\nstack classes: %u, of the most relevant thread of %u rank%s (innermost frame first)\n",
           a->nstack_classes, with, with == 1 ? "" : "s");
-  for (uint32_t i = 0; i < a->nstack_classes; i++) {
+  uint32_t shown = a->nstack_classes < CLASSES_SHOWN ? a->nstack_classes : CLASSES_SHOWN, rest = 0;
+  for (uint32_t i = 0; i < shown; i++) {
     const fa_stack_class *c = &a->stack_classes[i];
     int col = fprintf(o, "  %u rank%s (%s): ", c->ranks.n, c->ranks.n == 1 ? "" : "s",
                       fa_format_ranks(c->ranks.v, c->ranks.n, rs, sizeof rs));
     frames_text(o, c, 0, CLASS_FRAMES, col, 6, 0);
   }
+  for (uint32_t i = shown; i < a->nstack_classes; i++) rest += a->stack_classes[i].ranks.n;
+  if (shown < a->nstack_classes)
+    fprintf(o, "  ... %u more classes of %u rank%s (the JSON report lists every class)\n",
+            a->nstack_classes - shown, rest, rest == 1 ? "" : "s");
   if (none.n) fprintf(o, "  no stacks in the dumps of ranks %s\n", fa_format_ranks(none.v, none.n, rs, sizeof rs));
   fa_ranks_free(&none);
   return 0;

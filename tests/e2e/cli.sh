@@ -71,6 +71,8 @@ run dump-good-and-garbage 2 "$FR_DUMP" dumps/c1/job-42-r00000-f0000.frz garbage.
 contains dump-good-and-garbage dump-good-and-garbage.out "process:   rank 0 of 8"
 mkdir empty-dir
 run analyze-empty-dir 2 "$FR_ANALYZE" empty-dir
+run dump-empty-dir 0 "$FR_DUMP" empty-dir # no file, nothing printed (and no qsort of NULL)
+[ ! -s dump-empty-dir.out ] || fail "dump-empty-dir: printed $(head -3 dump-empty-dir.out)"
 
 # ---- golden outputs ---------------------------------------------------------------------------
 run dump-text 0 "$FR_DUMP" dumps/c1/job-42-r00005-f0000.frz

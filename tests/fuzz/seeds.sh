@@ -6,11 +6,12 @@
 # fuzz_seed_dirs SRCDIR TARGET: print the target's seed paths, one a line.
 fuzz_seed_dirs() {
   case "$2" in
-    frz)      printf '%s\n' "$1/samples/c1-rank-stops" "$1/samples/h200-busy-stream" ;;
+    frz)      printf '%s\n' "$1/samples/c1-rank-stops" "$1/samples/h200-busy-stream" \
+                "$1/samples/c11-link-stalls" ;;
     pytorch)  printf '%s\n' "$1/tests/fixtures/pytorch-fr" ;;
     scenario) printf '%s\n' "$1/tests/scenarios" ;;
     analyze)  printf '%s\n' "$1/samples/c1-rank-stops" "$1/samples/h200-busy-stream" \
-                "$1/tests/fixtures/pytorch-fr" ;;
+                "$1/samples/c11-link-stalls" "$1/tests/fixtures/pytorch-fr" ;;
   esac
   [ -d "$1/tests/fuzz/regressions/$2" ] && printf '%s\n' "$1/tests/fuzz/regressions/$2"
   return 0
@@ -20,7 +21,8 @@ fuzz_seed_dirs() {
 fuzz_seeds_analyze() {
   mkdir -p "$2" || return 1
   local d n f first
-  for d in "$1"/samples/c1-rank-stops "$1"/samples/h200-busy-stream "$1"/tests/fixtures/pytorch-fr/*/; do
+  for d in "$1"/samples/c1-rank-stops "$1"/samples/h200-busy-stream "$1"/samples/c11-link-stalls \
+           "$1"/tests/fixtures/pytorch-fr/*/; do
     d=${d%/}
     n=$(basename "$d")
     first=1

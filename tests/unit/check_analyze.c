@@ -1317,6 +1317,184 @@ START_TEST(test_teardown_cycle)
 }
 END_TEST
 
+/* Proxy progress from hostile dumps: connections repeated, peers out of
+ * range (negative, the comm size, INT32_MIN/MAX, itself), more steps done
+ * than posted, a last change in the future, a rank field naming another
+ * member, an unknown direction: each valid stopped link is named once, the
+ * rest name nothing. */
+START_TEST(test_proxy_hostile)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 4);
+  for (int r = 0; r < 3; r++) step(j, r, WORLD, FRZ_STATE_STARTED);
+  j->absent[3] = 1;
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  static const struct {
+    int32_t peer, rank;
+    uint8_t dir;
+    uint32_t state;
+    uint64_t posted, done, t_last;
+  } hostile[] = {
+      {3, -1, FRZ_DIR_SEND, 20, 10, 9, 1},              /* 2 -> 3 stopped (twice) */
+      {3, -1, FRZ_DIR_SEND, 20, 10, 9, 2},
+      {-1, -1, FRZ_DIR_SEND, 20, 10, 9, 1},
+      {INT32_MIN, -1, FRZ_DIR_RECV, 10, 10, 9, 1},
+      {INT32_MAX, -1, FRZ_DIR_SEND, 9, 10, 9, 1},
+      {4, -1, FRZ_DIR_SEND, 20, 10, 9, 1},
+      {2, -1, FRZ_DIR_SEND, 20, 10, 9, 1},              /* itself */
+      {3, -1, FRZ_DIR_SEND, 20, 5, 10, 1},              /* done > posted */
+      {3, 1, FRZ_DIR_SEND, 20, 10, 9, 1},               /* another member's */
+      {3, -1, 200, 20, 10, 9, 1},                       /* unknown direction */
+      {3, -1, FRZ_DIR_SEND, 20, UINT64_MAX, 0, UINT64_MAX}, /* in the future */
+  };
+  const uint32_t n = sizeof hostile / sizeof hostile[0];
+  for (int r = 0; r < 3; r++) {
+    frz_dump d = dump_of(j, r);
+    if (r == 2) {
+      d.nproxy = n;
+      d.proxy = calloc(n, sizeof *d.proxy);
+      ck_assert_ptr_nonnull(d.proxy);
+      for (uint32_t i = 0; i < n; i++) {
+        frz_proxy *x = &d.proxy[i];
+        x->comm_id = WORLD;
+        x->seq = 4;
+        x->kind = FRZ_KIND_COLL;
+        x->peer = hostile[i].peer;
+        x->rank = hostile[i].rank;
+        x->dir = hostile[i].dir;
+        x->state = hostile[i].state;
+        x->steps_posted = hostile[i].posted;
+        x->steps_done = hostile[i].done;
+        x->t_last_ns = hostile[i].t_last == UINT64_MAX ? UINT64_MAX
+                                                       : d.process.frame_time_ns - hostile[i].t_last * DT;
+        x->channel = (uint8_t)(i == 10 ? 1 : 0);
+      }
+    }
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert(c->stuck);
+  uint32_t exact = 0;
+  for (uint32_t i = 0; i < c->nlinks; i++) {
+    const fa_link *l = &c->links[i];
+    if (!l->evidence) continue;
+    exact++;
+    ck_assert_int_eq(l->src, 2);
+    ck_assert_int_eq(l->dst, 3);
+    if (l->channel == 0) ck_assert_uint_eq(l->stalled_ns, 2 * DT); /* the longer of the two */
+    else ck_assert_uint_eq(l->stalled_ns, 0);                      /* no time from the future */
+  }
+  ck_assert_uint_eq(exact, 2); /* channel 0 once, channel 1 */
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* Thread stacks from hostile dumps: a thread whose Python stack is 100,000
+ * frames deep (the stack classes' tree recursed once per frame and crashed)
+ * is cut to its innermost 256 frames and says so; names carrying terminal
+ * escapes come out sanitised; ranks with equal stacks share a class. */
+START_TEST(test_stacks_hostile)
+{
+  enum { DEEP = 100000, NATIVE = 3 };
+  job *j = job_new(3);
+  job_world(j, WORLD);
+  run(j, 0, 2, WORLD, 4);
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  for (int r = 0; r < j->n; r++) {
+    frz_dump d = dump_of(j, r);
+    d.nstacks = 1;
+    d.stacks = calloc(1, sizeof *d.stacks);
+    ck_assert_ptr_nonnull(d.stacks);
+    d.stacks[0].tid = 100;
+    d.stacks[0].flags = FRZ_TF_MAIN;
+    d.stacks[0].thread_handle = 0xabc;
+    d.stacks[0].depth = NATIVE;
+    for (int k = 0; k < NATIVE; k++) d.stacks[0].frames[k] = 0x1000 + (uint64_t)k;
+    d.npyframes = r == 2 ? DEEP : 2;
+    d.pyframes = calloc(d.npyframes, sizeof *d.pyframes);
+    ck_assert_ptr_nonnull(d.pyframes);
+    for (uint32_t k = 0; k < d.npyframes; k++) {
+      d.pyframes[k].thread_handle = 0xabc;
+      d.pyframes[k].index = k;
+      d.pyframes[k].line = k + 1;
+      snprintf(d.pyframes[k].func, sizeof d.pyframes[k].func, "f%u\033]0;x\007", k);
+      snprintf(d.pyframes[k].file, sizeof d.pyframes[k].file, "/a/\033[2Jb.py");
+    }
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_uint_eq(a->nstack_classes, 2);
+  const fa_stack_class *two = &a->stack_classes[0], *deep = &a->stack_classes[1];
+  RANKS_EQ(&two->ranks, 0, 1);
+  RANKS_EQ(&deep->ranks, 2);
+  ck_assert_uint_eq(two->nframes, NATIVE + 2);
+  ck_assert_uint_eq(deep->nframes, NATIVE + 256 + 1);
+  ck_assert_str_eq(deep->frames[NATIVE], "f0?]0;x? (?[2Jb.py:1)");
+  ck_assert_str_eq(deep->frames[NATIVE + 256], "(99744 outer Python frames cut)");
+  char *text = text_of(a);
+  ck_assert_ptr_null(strchr(text, '\033'));
+  ck_assert_ptr_nonnull(strstr(text, "stack classes: 2"));
+  free(text);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* Every rank with a stack of its own: the text lists the 32 largest stack
+ * classes and counts the rest (it listed all: 20,000 lines for 4,096
+ * ranks); the JSON report still has every class. */
+START_TEST(test_stack_classes_bounded)
+{
+  enum { N = 40 }; /* 39 classes, 32 shown */
+  job *j = job_new(1);
+  job_world(j, WORLD);
+  run(j, 0, 0, WORLD, 2);
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  for (int r = 0; r < N; r++) { /* rank 0's dump as every rank's, each with a stack of its own */
+    frz_dump d = dump_of(j, 0);
+    d.process.global_rank = r;
+    d.process.world_size = N;
+    d.comms[0].nranks = N;
+    d.comms[0].rank = r;
+    d.nstacks = 1;
+    d.stacks = calloc(1, sizeof *d.stacks);
+    ck_assert_ptr_nonnull(d.stacks);
+    d.stacks[0].flags = FRZ_TF_MAIN;
+    d.stacks[0].depth = 2;
+    d.stacks[0].frames[0] = r < 2 ? 0x1000 : 0x1000 + (uint64_t)r; /* ranks 0, 1 alike */
+    d.stacks[0].frames[1] = 0x2000;
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
+  }
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_uint_eq(a->nstack_classes, N - 1);
+  char *text = text_of(a);
+  const char *cls = strstr(text, "\nstack classes: 39,");
+  ck_assert_ptr_nonnull(cls);
+  ck_assert_ptr_nonnull(strstr(cls, "  2 ranks (0-1): 0x1000 <- 0x2000\n"));
+  ck_assert_ptr_nonnull(strstr(cls, "  1 rank (32): 0x1020 <- 0x2000\n")); /* the 32nd */
+  ck_assert_ptr_null(strstr(cls, "(33):"));
+  ck_assert_ptr_nonnull(strstr(cls, "  ... 7 more classes of 7 ranks (the JSON report lists every class)\n"));
+  free(text);
+  cJSON *js = json_of(a);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(js, "stack_classes")), N - 1);
+  cJSON_Delete(js);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
 static Suite *analyze_suite(void)
 {
   Suite *s = suite_create("analyze");
@@ -1348,6 +1526,9 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_chain_root);
   tcase_add_test(t, test_teardown_cycle);
   tcase_add_test(t, test_frames_progress_not_hung);
+  tcase_add_test(t, test_stacks_hostile);
+  tcase_add_test(t, test_proxy_hostile);
+  tcase_add_test(t, test_stack_classes_bounded);
   suite_add_tcase(s, t);
   TCase *u = tcase_create("helpers");
   tcase_add_test(u, test_format_ranks);

@@ -1155,6 +1155,43 @@ START_TEST(test_unknown_sections_skipped)
 }
 END_TEST
 
+/* A table entry whose item count is false (the frame holds 30 items, the
+ * entry claims nearly 4 GiB of them) is corrupt, and is found so before a
+ * buffer of the claimed size is allocated: under an address-space limit
+ * the reader said "out of memory" (and fr-analyze gave up on every file). */
+START_TEST(test_false_count_not_allocated)
+{
+  sample s;
+  sample_make(&s, 30, 0);
+#if !defined(__SANITIZE_ADDRESS__) /* ASan reserves terabytes of shadow memory */
+  long pages = 0;
+  FILE *statm = fopen("/proc/self/statm", "r");
+  ck_assert_ptr_nonnull(statm);
+  ck_assert_int_eq(fscanf(statm, "%ld", &pages), 1);
+  fclose(statm);
+  struct rlimit lim = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20), RLIM_INFINITY};
+  lim.rlim_max = lim.rlim_cur;
+  ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0); /* this test runs in its own process */
+#endif
+  static const struct { unsigned idx, item; } secs[] = {{1, FRZ_COMM_ITEM_SIZE}, {2, FRZ_RECORD_ITEM_SIZE_V2}};
+  for (unsigned i = 0; i < 2; i++) {
+    uint8_t *b = malloc(s.len);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b, s.buf, s.len);
+    uint64_t count = (UINT64_C(4) << 30) / secs[i].item;
+    patch_entry64(b, secs[i].idx, 24, count * secs[i].item);
+    patch_entry64(b, secs[i].idx, 32, count);
+    fix_header_crc(b);
+    frz_dump d;
+    frz_error err;
+    ck_assert_int_eq(frz_decode(b, s.len, "x.frz", &d, &err), FRZ_E_CORRUPT);
+    ck_assert_msg(strstr(err.msg, "frame content size does not match") != NULL, "%s", err.msg);
+    free(b);
+  }
+  sample_free(&s);
+}
+END_TEST
+
 /* Build a file from f with one modification and expect `want`. */
 static void expect_built_error(tfile *f, frz_status want)
 {
@@ -1774,6 +1811,7 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_unknown_sections_skipped);
   tcase_add_test(t, test_structural_errors);
   tcase_add_test(t, test_two_frames_in_a_section);
+  tcase_add_test(t, test_false_count_not_allocated);
   tcase_add_test(t, test_truncation_every_offset);
   tcase_add_test(t, test_truncation_large);
   tcase_add_test(t, test_single_byte_corruption);
