@@ -231,7 +231,7 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
     x.kernel_ch = ksnap;
     x.nkernel_ch = fr_prof_snapshot_kernel(ksnap, (uint32_t)nctx * FR_PROF_CHANNELS);
   }
-  p.flags = __atomic_load_n(&fr_g.proc.flags, __ATOMIC_RELAXED);
+  p.flags |= atomic_load_explicit(&fr_g.late_flags, memory_order_relaxed);
   if (frz_encode_ex(&p, csnap, nc, snap, n, &x, 3, &buf, &len, &err) != FRZ_OK) goto out;
   if (ensure_dir(fr_g.cfg.dump_dir) != 0) {
     if (errno == ELOOP)

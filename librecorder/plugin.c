@@ -160,7 +160,7 @@ static ncclResult_t prof_init(void **context, uint64_t hash, int *mask, int nran
   ctxs[n] = ctx;
   atomic_store_explicit(&nctxs, n + 1, memory_order_release);
   pthread_mutex_unlock(&init_lock);
-  __atomic_fetch_or(&fr_g.proc.flags, FRZ_PF_PROFILER_LOADED, __ATOMIC_RELAXED);
+  atomic_fetch_or_explicit(&fr_g.late_flags, FRZ_PF_PROFILER_LOADED, memory_order_relaxed);
   if (ctx->static_mode) {
     fr_on_first_comm();
     bind(ctx, fr_comm_add(0, ctx->comm_id, 0, nranks, rank, 0));

@@ -107,6 +107,7 @@ typedef struct fr_global {
   uint8_t *bt_depth;           /* frames captured per ring slot */
   uintptr_t self_lo, self_hi;  /* this library's code, skipped in backtraces */
   frz_process proc;            /* identity part filled at init */
+  _Atomic uint32_t late_flags; /* FRZ_PF_* learnt later, on any thread (plugin loaded) */
   _Atomic uint64_t group_ids;  /* last group id handed out */
   _Atomic int dump_request;    /* a frz_trigger asked for by a wrapper or signal */
   int wake_pipe[2];            /* signal handler -> watchdog */
