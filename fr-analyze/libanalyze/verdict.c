@@ -378,8 +378,8 @@ static int say_hang(const fa_analysis *a, sbuf *b)
   int rc = -1;
   if (c->stuck) op_phrase(a, c, c->stuck_seq, op, sizeof op);
   if (v->all_joined) {
-    sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u ranks waiting)",
-              op, hex, c->nwaiting);
+    sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u rank%s waiting)",
+              op, hex, c->nwaiting, c->nwaiting == 1 ? "" : "s");
     say_stopped_links(c, b);
   } else if (v->ahead.n) {
     if (fa_comm_ranks(c, FA_MEMBER_IDLE, &o)) goto out;
