@@ -6,7 +6,12 @@
  * A slot's `ver` says what it holds: 0 empty, 2*id+1 being written,
  * 2*id+2 holding record `id`.  Readers (the watchdog's dump) copy a slot and
  * keep the copy only if `ver` is the same before and after: a record being
- * overwritten is dropped, never torn.  No locks, no allocation after init.
+ * overwritten is dropped, never torn.  One exception, the price of a hot
+ * path without a locked instruction: a writer stalled for a whole lap of
+ * the ring (`capacity` newer records written meanwhile) shares its slot
+ * with the writer a lap ahead, and the record published there may mix
+ * their fields (ThreadSanitizer reports it with a tiny ring under many
+ * threads).  No locks, no allocation after init.
  */
 #ifndef FR_RING_H
 #define FR_RING_H

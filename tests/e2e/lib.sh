@@ -75,3 +75,15 @@ check_tui_first() {
   done
   echo "$name: fr-tui's first screen shows the culprit"
 }
+
+# skip_under_tsan WHAT: exit 77 (skipped) in a ThreadSanitizer build, whose
+# signal interception delivers the stack signal late, from its own frames
+# (a thread blocked in a system call answers only when the call returns):
+# thread stacks sampled there say nothing about the program.
+skip_under_tsan() {
+  case "${FR_SAN_CFLAGS:-}" in
+    *sanitize=thread*)
+      echo "SKIP: $1: ThreadSanitizer defers and wraps the stack signal"
+      exit 77 ;;
+  esac
+}

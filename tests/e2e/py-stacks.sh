@@ -7,6 +7,7 @@
 # 2. a 2-rank hang where rank 1 stops in its data loader: the verdict shows
 #    rank 1's Python stack (load_batch <- train), a stack class of its own.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
+skip_under_tsan "Python stacks"
 fr_tmpdir
 command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
 JOBPY="$FR_SRCDIR/tests/scenario/py_job.py"

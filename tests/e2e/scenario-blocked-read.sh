@@ -3,13 +3,7 @@
 # read(2) on an empty pipe; it lags, and its thread stack in the dump shows
 # read <- job_block_in_read, a stack class of its own.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
-case "${FR_SAN_CFLAGS:-}" in
-  *sanitize=thread*)
-    # TSan's read() interceptor holds a signal for a thread blocked in the
-    # call until the call returns: the stack is never sampled (no answer)
-    echo "SKIP: a ThreadSanitizer build defers signals to threads blocked in read(2)"
-    exit 77 ;;
-esac
+skip_under_tsan "stacks of a rank blocked in read(2)"
 fr_tmpdir
 check_hang_case v-blocked-read 4
 check_stack v-blocked-read 1 job_block_in_read

@@ -7,6 +7,7 @@
 # last dump must show the blocked threads sampled and the masked ones
 # reported as masked.  Then the same with FR_STACKS=0: no stacks at all.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
+skip_under_tsan "stack collection under stress"
 fr_tmpdir
 prog="$FR_BUILDDIR/tests/unit/stacks-stress"
 [ -x "$prog" ] || fail "$prog not built"
