@@ -62,6 +62,9 @@ int request_dump(frz_dump *out, char *why, size_t whylen) {
     struct timespec t = {0, 10 * 1000 * 1000};
     nanosleep(&t, NULL);
     now = newest_frame(path, sizeof path);
+    /* asked again each second: a request that came while an earlier dump
+     * was being written joins that one, which may have failed */
+    if (now == before && i % 100 == 99) raise(SIGUSR2);
   }
   if (now <= before) {
     snprintf(why, whylen, "no new dump in %s", dump_dir);
