@@ -58,6 +58,20 @@ expect() {
   sed 's/^/  | /' screen.txt
 }
 
+# gone NAME TEXT: within 10 s the screen no longer shows TEXT.
+gone() {
+  checks=$((checks + 1))
+  i=0
+  while [ $i -lt 100 ]; do
+    screen
+    if ! grep -qF -- "$2" screen.txt; then return 0; fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  fail "$1: '$2' still on the screen:"
+  sed 's/^/  | /' screen.txt
+}
+
 # absent NAME TEXT: the screen (as now) does not show TEXT.
 absent() {
   checks=$((checks + 1))
@@ -160,14 +174,18 @@ expect chooser-sel ">  1  comm 00000000000000c1"
 keys Down
 expect chooser-down ">  2  comm 3f1e6a0b94c2d701"
 keys Enter
+gone chooser-closed "-- choose a communicator"
 expect next-comm "comm 3f1e6a0b94c2d701 (2/3)"
-absent chooser-closed "-- choose a communicator"
 keys g
 expect not-stuck "this communicator is not stuck"
-keys c Escape
+keys c
+expect chooser-again "-- choose a communicator (3)"
+keys Escape
+gone chooser-esc-closed "-- choose a communicator"
 expect chooser-esc "comm 3f1e6a0b94c2d701 (2/3)"
-absent chooser-esc-closed "-- choose a communicator"
-keys c Home Enter
+keys c
+expect chooser-third "-- choose a communicator (3)"
+keys Home Enter
 expect back-comm "comm 00000000000000c1 (1/3)"
 keys q
 expect frames-quit "fr-tui-exit=0"
