@@ -151,7 +151,7 @@ void fr_prof_record_kernel(fr_prof_op *op, int started) {
   if (started) {
     if (state == FRZ_STATE_ENQUEUED) {
       __atomic_store_n(&r->t_start_ns, now, __ATOMIC_RELAXED);
-      __atomic_store_n(&r->state, (uint8_t)FRZ_STATE_STARTED, __ATOMIC_RELEASE);
+      fr_rec_state_advance(s, FRZ_STATE_STARTED);
     }
     return;
   }
@@ -159,7 +159,7 @@ void fr_prof_record_kernel(fr_prof_op *op, int started) {
   if (off < on || (r->nchannels && off < r->nchannels) || state == FRZ_STATE_FAILED) return;
   if (state == FRZ_STATE_ENQUEUED) __atomic_store_n(&r->t_start_ns, now, __ATOMIC_RELAXED);
   __atomic_store_n(&r->t_complete_ns, now, __ATOMIC_RELAXED);
-  __atomic_store_n(&r->state, (uint8_t)FRZ_STATE_COMPLETED, __ATOMIC_RELEASE);
+  fr_rec_state_advance(s, FRZ_STATE_COMPLETED);
 }
 
 void fr_prof_init_record(fr_prof_ctx *ctx) {

@@ -152,6 +152,18 @@ static inline void fr_rec_flags_set(fr_slot *s, uint32_t set, uint32_t clear) {
   uint32_t f = __atomic_load_n(&s->rec.flags, __ATOMIC_RELAXED);
   __atomic_store_n(&s->rec.flags, (f | set) & ~clear, __ATOMIC_RELEASE);
 }
+/* Move a record's state forward to `to` (STARTED or COMPLETED) unless it is
+ * already there or beyond (FAILED is beyond both).  The watchdog, a dump and
+ * the profiler plugin all advance states from different threads; a plain
+ * store could take a state back (one saw STARTED, another meanwhile stored
+ * COMPLETED).  Returns 1 when this call moved it. */
+static inline int fr_rec_state_advance(fr_slot *s, uint8_t to) {
+  uint8_t cur = __atomic_load_n(&s->rec.state, __ATOMIC_ACQUIRE);
+  while (cur < to)
+    if (__atomic_compare_exchange_n(&s->rec.state, &cur, to, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return 1;
+  return 0;
+}
 /* The next p2p seq of (comm, peer, direction); UINT64_MAX for a peer
  * outside the comm (NCCL will reject the call). */
 FR_HIDDEN uint64_t fr_p2p_seq(fr_comm *c, int peer, int dir);

@@ -63,9 +63,7 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
       st->completed++;
     }
     /* only what the events showed: the profiler plugin may move it too */
-    if (fr_ring_get(ring, id) == s && state != seen &&
-        __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != FRZ_STATE_FAILED)
-      __atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+    if (fr_ring_get(ring, id) == s && state != seen) fr_rec_state_advance(s, state);
     int done = state == FRZ_STATE_COMPLETED || state == FRZ_STATE_FAILED ||
                ((flags & FRZ_RF_NO_TRACKING) && !(flags & FRZ_RF_IN_CALL));
     if (done) {

@@ -47,6 +47,12 @@ int newest_frame(char *path, size_t len) {
   return best;
 }
 
+/* The dump that answers a request must have begun after it.  The recorder
+ * writes one dump at a time: one already being written when we asked
+ * (a frame of an earlier trigger, or another test's request) lands first,
+ * with frame before+1 and records from before the request; the dump after
+ * it began after the request.  So ask, and ask again whenever a frame lands
+ * short of before+2 (a request pending already is joined, not doubled). */
 int request_dump(frz_dump *out, char *why, size_t whylen) {
   char path[1024] = "";
   if (cuStreamSynchronize(stream) != CUDA_SUCCESS) {
@@ -57,16 +63,17 @@ int request_dump(frz_dump *out, char *why, size_t whylen) {
   nanosleep(&settle, NULL);
   int before = newest_frame(path, sizeof path);
   raise(SIGUSR2);
-  int now = before;
-  for (int i = 0; i < 500 && now == before; i++) {
+  int now = before, seen = before;
+  for (int i = 0; i < 1000 && now < before + 2; i++) {
     struct timespec t = {0, 10 * 1000 * 1000};
     nanosleep(&t, NULL);
     now = newest_frame(path, sizeof path);
-    /* asked again each second: a request that came while an earlier dump
-     * was being written joins that one, which may have failed */
-    if (now == before && i % 100 == 99) raise(SIGUSR2);
+    /* again when a frame landed, and each second: a request that came while
+     * an earlier dump was being written joins that one, which may fail */
+    if (now < before + 2 && (now != seen || i % 100 == 99)) raise(SIGUSR2);
+    seen = now;
   }
-  if (now <= before) {
+  if (now < before + 2) {
     snprintf(why, whylen, "no new dump in %s", dump_dir);
     return -1;
   }

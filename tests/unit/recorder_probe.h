@@ -24,8 +24,9 @@ ncclComm_t one_rank_comm(void);
  * -1 when none. */
 int newest_frame(char *path, size_t len);
 
-/* Ask for a dump with the signal; wait for it and decode it into *out.
- * Returns 0, or -1 with the reason in why[]. */
+/* Ask for a dump with the signal; wait for one that began after the request
+ * (not one already being written) and decode it into *out.  Returns 0, or
+ * -1 with the reason in why[]. */
 int request_dump(frz_dump *out, char *why, size_t whylen);
 
 /* request_dump, asserting success (inside a Check test). */
