@@ -176,6 +176,112 @@ static cJSON *record_obj(jb *j, const frz_record *r, uint64_t ref)
   return o;
 }
 
+/* A frame: its address and the call-site table's name for it. */
+static cJSON *frame_obj(jb *j, const frz_dump *d, uint64_t addr)
+{
+  char b[512];
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "address", hex(j, addr));
+  add(j, o, "name", str(j, fd_site_name(d, addr, b, sizeof b)));
+  return o;
+}
+
+static cJSON *frames_arr(jb *j, const frz_dump *d, const uint64_t *f, uint32_t n)
+{
+  cJSON *a = chk(j, cJSON_CreateArray());
+  for (uint32_t k = 0; a && k < n; k++) {
+    cJSON *x = frame_obj(j, d, f[k]);
+    if (x) cJSON_AddItemToArray(a, x);
+  }
+  return a;
+}
+
+static cJSON *callsite_obj(jb *j, const frz_callsite *c)
+{
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "address", hex(j, c->address));
+  add(j, o, "module", text(j, c->module, sizeof c->module));
+  add(j, o, "symbol", text(j, c->symbol, sizeof c->symbol));
+  add(j, o, "offset", u64(j, c->offset));
+  return o;
+}
+
+static cJSON *backtrace_obj(jb *j, const frz_dump *d, const frz_backtrace *t)
+{
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "record_id", u64(j, t->record_id));
+  uint32_t n = t->depth < FRZ_BACKTRACE_MAX ? t->depth : FRZ_BACKTRACE_MAX;
+  add(j, o, "frames", frames_arr(j, d, t->frames, n));
+  return o;
+}
+
+static cJSON *proxy_obj(jb *j, const frz_proxy *x, uint64_t ref)
+{
+  static const char *const kinds[] = {"unknown", "coll", "p2p"};
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "comm_id", hex_or_null(j, x->comm_id));
+  add(j, o, "rank", i64(j, x->rank));
+  add(j, o, "channel", u64(j, x->channel));
+  add(j, o, "dir", str(j, fd_dir_name(x->dir)));
+  add(j, o, "peer", i64(j, x->peer));
+  add(j, o, "seq", x->seq == UINT64_MAX ? chk(j, cJSON_CreateNull()) : u64(j, x->seq));
+  add(j, o, "kind", str(j, x->kind < 3 ? kinds[x->kind] : "unknown"));
+  add(j, o, "steps_posted", u64(j, x->steps_posted));
+  add(j, o, "steps_done", u64(j, x->steps_done));
+  add(j, o, "state", x->state ? str(j, frz_proxy_state_name(x->state)) : chk(j, cJSON_CreateNull()));
+  add(j, o, "state_code", u64(j, x->state));
+  add(j, o, "t_last_ns", u64(j, x->t_last_ns));
+  add(j, o, "last_ms", rel_ms(j, x->t_last_ns, ref));
+  add(j, o, "ops_posted", u64(j, x->ops_posted));
+  add(j, o, "ops_done", u64(j, x->ops_done));
+  return o;
+}
+
+static cJSON *kernel_obj(jb *j, const frz_kernel_ch *k, uint64_t ref)
+{
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "comm_id", hex_or_null(j, k->comm_id));
+  add(j, o, "rank", i64(j, k->rank));
+  add(j, o, "channel", u64(j, k->channel));
+  add(j, o, "started_seq", i64(j, k->started_seq));
+  add(j, o, "stopped_seq", i64(j, k->stopped_seq));
+  add(j, o, "started", u64(j, k->started));
+  add(j, o, "stopped", u64(j, k->stopped));
+  add(j, o, "t_last_ns", u64(j, k->t_last_ns));
+  add(j, o, "last_ms", rel_ms(j, k->t_last_ns, ref));
+  return o;
+}
+
+static const char *const thread_flags[] = {"main", "in_nccl", "truncated", "dumper", "last_nccl"};
+
+/* A thread at dump time: native frames, then its Python frames (matched by
+ * thread handle), innermost first. */
+static cJSON *thread_obj(jb *j, const frz_dump *d, const frz_stack *t)
+{
+  cJSON *o = chk(j, cJSON_CreateObject());
+  add(j, o, "tid", u64(j, t->tid));
+  add(j, o, "name", text(j, t->name, sizeof t->name));
+  add(j, o, "status", str(j, frz_stack_status_name(t->status)));
+  add(j, o, "flags", flags(j, t->flags, thread_flags, 5));
+  add(j, o, "record_id", (t->flags & FRZ_TF_IN_NCCL) ? u64(j, t->record_id) : chk(j, cJSON_CreateNull()));
+  add(j, o, "thread_handle", hex_or_null(j, t->thread_handle));
+  uint32_t n = t->depth < FRZ_STACK_MAX ? t->depth : FRZ_STACK_MAX;
+  add(j, o, "frames", frames_arr(j, d, t->frames, n));
+  cJSON *py = chk(j, cJSON_CreateArray());
+  for (uint32_t k = 0; py && t->thread_handle && k < d->npyframes; k++) {
+    const frz_pyframe *f = &d->pyframes[k];
+    if (f->thread_handle != t->thread_handle) continue;
+    cJSON *x = chk(j, cJSON_CreateObject());
+    add(j, x, "index", u64(j, f->index));
+    add(j, x, "func", text(j, f->func, sizeof f->func));
+    add(j, x, "file", text(j, f->file, sizeof f->file));
+    add(j, x, "line", u64(j, f->line));
+    if (x) cJSON_AddItemToArray(py, x);
+  }
+  add(j, o, "python", py);
+  return o;
+}
+
 void *fd_dump_json(const char *name, const frz_dump *d)
 {
   jb j = {1};
@@ -203,6 +309,36 @@ void *fd_dump_json(const char *name, const frz_dump *d)
     if (r) cJSON_AddItemToArray(recs, r);
   }
   add(&j, o, "records", recs);
+  cJSON *a = chk(&j, cJSON_CreateArray());
+  for (uint64_t i = 0; a && i < d->nproxy; i++) {
+    cJSON *x = proxy_obj(&j, &d->proxy[i], ref);
+    if (x) cJSON_AddItemToArray(a, x);
+  }
+  add(&j, o, "proxy", a);
+  a = chk(&j, cJSON_CreateArray());
+  for (uint32_t i = 0; a && i < d->nkernel_ch; i++) {
+    cJSON *x = kernel_obj(&j, &d->kernel_ch[i], ref);
+    if (x) cJSON_AddItemToArray(a, x);
+  }
+  add(&j, o, "kernel_channels", a);
+  a = chk(&j, cJSON_CreateArray());
+  for (uint32_t i = 0; a && i < d->ncallsites; i++) {
+    cJSON *x = callsite_obj(&j, &d->callsites[i]);
+    if (x) cJSON_AddItemToArray(a, x);
+  }
+  add(&j, o, "callsites", a);
+  a = chk(&j, cJSON_CreateArray());
+  for (uint64_t i = 0; a && i < d->nbacktraces; i++) {
+    cJSON *x = backtrace_obj(&j, d, &d->backtraces[i]);
+    if (x) cJSON_AddItemToArray(a, x);
+  }
+  add(&j, o, "backtraces", a);
+  a = chk(&j, cJSON_CreateArray());
+  for (uint32_t i = 0; a && i < d->nstacks; i++) {
+    cJSON *x = thread_obj(&j, d, &d->stacks[i]);
+    if (x) cJSON_AddItemToArray(a, x);
+  }
+  add(&j, o, "threads", a);
   if (!j.ok) {
     cJSON_Delete(o);
     return NULL;

@@ -212,7 +212,7 @@ static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
 }
 
 /* "module!symbol+0xoff" for an address of the call-site table, sanitised. */
-static const char *site_name(const frz_dump *d, uint64_t addr, char *buf, size_t len)
+const char *fd_site_name(const frz_dump *d, uint64_t addr, char *buf, size_t len)
 {
   const frz_callsite *c = frz_find_callsite(d, addr);
   char raw[FRZ_MODULE_MAX + FRZ_SYMBOL_MAX + 40];
@@ -225,6 +225,11 @@ static const char *site_name(const frz_dump *d, uint64_t addr, char *buf, size_t
   return fd_sanitize(raw, strlen(raw), buf, len);
 }
 
+const char *fd_dir_name(unsigned dir)
+{
+  return dir == FRZ_DIR_SEND ? "send" : dir == FRZ_DIR_RECV ? "recv" : dir == FRZ_DIR_NONE ? "none" : "unknown";
+}
+
 /* Where the calls came from (frz 1.1 CALLSITES), and with FR_BACKTRACE the
  * callers' stacks, one line per record. */
 static void print_sites(FILE *o, const frz_dump *d)
@@ -234,7 +239,7 @@ static void print_sites(FILE *o, const frz_dump *d)
     fprintf(o, "\ncall sites: %u\n", d->ncallsites);
     for (uint32_t i = 0; i < d->ncallsites; i++)
       fprintf(o, "  0x%016" PRIx64 " %s\n", d->callsites[i].address,
-              site_name(d, d->callsites[i].address, b, sizeof b));
+              fd_site_name(d, d->callsites[i].address, b, sizeof b));
   }
   if (d->nbacktraces) {
     fprintf(o, "\nbacktraces: %llu\n", (unsigned long long)d->nbacktraces);
@@ -242,7 +247,7 @@ static void print_sites(FILE *o, const frz_dump *d)
       const frz_backtrace *t = &d->backtraces[i];
       fprintf(o, "  record %llu:", (unsigned long long)t->record_id);
       for (uint32_t k = 0; k < t->depth; k++)
-        fprintf(o, " %s", site_name(d, t->frames[k], b, sizeof b));
+        fprintf(o, " %s", fd_site_name(d, t->frames[k], b, sizeof b));
       fputc('\n', o);
     }
   }
@@ -261,7 +266,7 @@ static void print_progress(FILE *o, const frz_dump *d, uint64_t ref)
       if (x->seq == UINT64_MAX) snprintf(seq, sizeof seq, "-");
       else snprintf(seq, sizeof seq, "%llu", (unsigned long long)x->seq);
       fprintf(o, "  %-16s %4u %-4s %5d %6s %10llu %10llu %-14s %12s %u/%u\n", hex_or_dash(x->comm_id, h),
-              x->channel, x->dir == FRZ_DIR_SEND ? "send" : "recv", x->peer, seq,
+              x->channel, fd_dir_name(x->dir), x->peer, seq,
               (unsigned long long)x->steps_posted, (unsigned long long)x->steps_done,
               x->state ? frz_proxy_state_name(x->state) : "-", rel_ms(x->t_last_ns, ref, t, sizeof t),
               x->ops_done, x->ops_posted);
@@ -293,7 +298,7 @@ static void print_threads(FILE *o, const frz_dump *d)
     if (t->flags & FRZ_TF_IN_NCCL) fprintf(o, " record %llu", (unsigned long long)t->record_id);
     fputc('\n', o);
     for (uint32_t k = 0; k < t->depth; k++)
-      fprintf(o, "    #%-2u %s\n", k, site_name(d, t->frames[k], b, sizeof b));
+      fprintf(o, "    #%-2u %s\n", k, fd_site_name(d, t->frames[k], b, sizeof b));
     for (uint32_t k = 0; k < d->npyframes; k++) {
       const frz_pyframe *f = &d->pyframes[k];
       if (!t->thread_handle || f->thread_handle != t->thread_handle) continue;

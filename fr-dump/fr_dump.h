@@ -21,6 +21,14 @@ void *fd_dump_json(const char *name, const frz_dump *d);
  * control characters and invalid UTF-8 replaced by '?'.  Returns out. */
 char *fd_sanitize(const char *in, size_t inlen, char *out, size_t outlen);
 
+/* The call-site table's name of address `addr`: "module!symbol+0xOFF",
+ * "module+0xOFF", or "0xADDR" when the dump has no name for it; sanitised,
+ * in buf.  Returns buf. */
+const char *fd_site_name(const frz_dump *d, uint64_t addr, char *buf, size_t len);
+
+/* "send", "recv", "none", or "unknown" for a value this reader does not know. */
+const char *fd_dir_name(unsigned dir);
+
 /* Result of fd_trigger. */
 enum { FD_TRIGGER_CREATED = 0, FD_TRIGGER_EXISTS = 1 /* replaced an earlier one */, FD_TRIGGER_ERROR = -1 };
 

@@ -53,6 +53,16 @@ expect_exit 0 "$FR_DUMP" --json dumps/c1 > many.json
 "$SCHEMA_CHECK" "$DS" many.json || fail "fr-dump --json (a directory) against the schema"
 expect_exit 0 "$FR_DUMP" --json "$FIX/c10" "$FIX/h200-1rank" > pt.json
 "$SCHEMA_CHECK" "$DS" pt.json || fail "fr-dump --json (PyTorch dumps) against the schema"
+# the 1.2 sections: proxy and kernel progress of C11, call sites and
+# backtraces of a real PyTorch job
+expect_exit 0 "$FR_DUMP" --json "$FR_SRCDIR/samples/c11-link-stalls" > c11.json
+"$SCHEMA_CHECK" "$DS" c11.json || fail "fr-dump --json (proxy, kernel channels) against the schema"
+grep -q '"state":[[:space:]]*"SendPeerWait"' c11.json || fail "fr-dump --json: C11's stalled sender is missing"
+grep -q '"started_seq":' c11.json || fail "fr-dump --json: no kernel channels in C11"
+expect_exit 0 "$FR_DUMP" --json "$FR_SRCDIR/samples/h200-frames-callsites" > bt.json
+"$SCHEMA_CHECK" "$DS" bt.json || fail "fr-dump --json (call sites, backtraces) against the schema"
+grep -q '"name":[[:space:]]*"libtorch_cuda.so!_ZN4c10d16ProcessGroupNCCL' bt.json ||
+  fail "fr-dump --json: backtrace frames are not named"
 expect_exit 0 "$FR_DUMP" --json dumps/hostile > hostile.json
 "$SCHEMA_CHECK" "$DS" hostile.json || fail "fr-dump --json (hostile dump) against the schema"
 n=0
