@@ -165,6 +165,10 @@ static void step_episode(episode *ep, const scan_state *st, int req, uint64_t no
              (double)(now - ep->trigger_time) / 1e9);
     dump_frame(FRZ_TRIGGER_RECOVERY, ep);
     ep->active = 0;
+    /* a request that came with the progress gets a dump of its own, with
+     * its own trigger, at the next poll (unless another came meanwhile) */
+    int none = 0;
+    if (req) atomic_compare_exchange_strong(&fr_g.dump_request, &none, req);
     return;
   }
   if (req) { /* an explicit request (signal, abort, async error) is always honoured */

@@ -311,6 +311,32 @@ static int cmp_claim(const void *x, const void *y)
   return (a->entry > b->entry) - (a->entry < b->entry);
 }
 
+/* A record whose completion was not tracked (captured into a CUDA graph:
+ * no events on a capturing stream, and its replays make no NCCL call)
+ * stays enqueued for good, and the recorder's last_completed_seq stops
+ * before the first one.  Move *lc past such records up to the last tracked
+ * record that completed after them: NCCL runs a comm's operations in
+ * order, so that one finishing says the earlier ones did.  Untracked
+ * records with no completed tracked one after them prove nothing and stay
+ * where they are. */
+static void past_untracked(const fa_frame *f, const fa_slice *sl, int64_t *lc)
+{
+  int64_t next = *lc + 1;
+  int skipped = 0;
+  for (uint32_t k = 0; k < sl->len; k++) {
+    const frz_record *r = &f->dump.records[f->idx[sl->start + k]];
+    if (r->seq > (uint64_t)FA_SEQ_MAX) break;
+    int64_t seq = (int64_t)r->seq;
+    if (seq < next) continue;
+    if (seq > next) break; /* a seq not retained: nothing known past it */
+    int done = r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED;
+    if (!done && !(r->flags & FRZ_RF_NO_TRACKING)) break;
+    if (done && skipped) *lc = seq;
+    if (!done) skipped = 1;
+    next = seq + 1;
+  }
+}
+
 /* A member's counters, from its comm entry and its retained records. */
 static void fill_member(const fa_analysis *a, fa_member *m)
 {
@@ -338,6 +364,7 @@ static void fill_member(const fa_analysis *a, fa_member *m)
         untracked++;
     }
     if (untracked == sl->len) m->tracked = 0;
+    else past_untracked(f, sl, &m->last_completed);
   }
   if (m->last_completed > m->last_enqueued) m->last_completed = m->last_enqueued;
 }

@@ -519,6 +519,36 @@ START_TEST(test_c1_rank_stops)
 }
 END_TEST
 
+/* C1 in a job that captured one all-reduce into a CUDA graph at seq 10 on
+ * every rank: the recorder could not track it (no events on a capturing
+ * stream), so it stays enqueued and untracked while the job runs on.  It
+ * must not be read as the stuck op: the hang is still rank 5 at seq 37. */
+START_TEST(test_graph_captured_op_is_not_the_hang)
+{
+  job *j = job_new(8);
+  job_world(j, WORLD);
+  run(j, 0, 7, WORLD, 10);
+  for (int r = 0; r < 8; r++) {
+    step(j, r, WORLD, FRZ_STATE_ENQUEUED);
+    j->rec[r][j->nrec[r] - 1].flags |= FRZ_RF_GRAPH_CAPTURED | FRZ_RF_NO_TRACKING;
+  }
+  run(j, 0, 7, WORLD, 26);
+  for (int r = 0; r < 8; r++)
+    if (r != 5) step(j, r, WORLD, FRZ_STATE_STARTED);
+  ck_assert_int_eq(find_comm(j, 0, WORLD)->last_completed_seq, 9); /* as the recorder writes it */
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  RANKS_EQ(&v->lagging, 5);
+  const fa_comm *c = comm_of(a, WORLD);
+  ck_assert(c->stuck);
+  ck_assert_uint_eq(c->stuck_seq, 37);
+  ck_assert_int_eq(c->last_completed, 36);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
 START_TEST(test_c2_majority_lags)
 {
   job *j = job_new(8);
@@ -1501,6 +1531,7 @@ static Suite *analyze_suite(void)
   TCase *t = tcase_create("cases");
   tcase_set_timeout(t, 60);
   tcase_add_test(t, test_c1_rank_stops);
+  tcase_add_test(t, test_graph_captured_op_is_not_the_hang);
   tcase_add_test(t, test_c2_majority_lags);
   tcase_add_test(t, test_healthy);
   tcase_add_test(t, test_all_joined_not_completed);
