@@ -17,10 +17,11 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then # no fsync cost: 200 dumps on a busy
   [ "${FR_KEEP:-0}" = 1 ] || trap 'rm -rf "$FR_TMP" "$base"' EXIT
 fi
 pyrun() { # pyrun DUMPDIR RANK SIZE ARGS...: python3 py_job.py ARGS, recorded
+  # (PYEXEC=exec in a background job: its pid is python's, which kill reaches)
   d=$1 r=$2 s=$3; shift 3
   RANK=$r WORLD_SIZE=$s FR_JOB_ID=py FR_DUMP_DIR="$d" FR_DUMP_SIGNAL=SIGUSR2 FR_PY_STACKS=1 \
   FR_BUFFER_ENTRIES=1024 FR_POLL_MS=2 LD_LIBRARY_PATH="$FR_SIM_LIBDIR" LD_PRELOAD="$FR_PRELOAD" \
-  python3 "$JOBPY" "$@"
+  ${PYEXEC:-} python3 "$JOBPY" "$@"
 }
 
 # 1. stress
@@ -38,7 +39,7 @@ grep -q '^    py[0-9]* *stress (py_job.py\|^    py[0-9]* *stress (.*py_job.py' "
 # 2. a 2-rank hang in Python
 mkdir -p "$base/boot"
 for r in 0 1; do
-  FR_TIMEOUT_SEC=1 pyrun "$base/hang" $r 2 hang "$base/boot" > "$FR_TMP/rank$r.log" 2>&1 &
+  FR_TIMEOUT_SEC=1 PYEXEC=exec pyrun "$base/hang" $r 2 hang "$base/boot" > "$FR_TMP/rank$r.log" 2>&1 &
   eval "pid$r=\$!"
 done
 i=0
