@@ -9,7 +9,8 @@
  * slices of a track to nest), with the real times in its args; an op that
  * never completed is a begin event without an end ("B"), which the viewers
  * draw as an unfinished slice.  The trigger (the hang the watchdog saw) and the moment the dump
- * was taken are instant events on the rank.  All times are wall clock,
+ * was taken are instant events on the rank; with NCCL's proxy progress, each
+ * connection with data in flight is an instant event on its comm's track.  All times are wall clock,
  * converted through each dump's realtime/monotonic anchors, in microseconds
  * since the earliest event of the whole trace (otherData.time_base_realtime_ns),
  * so the ranks line up even when their monotonic clocks do not.
@@ -209,6 +210,36 @@ static void marks(FILE *o, const fd_input *in, size_t i, uint64_t base)
   }
 }
 
+/* NCCL's proxy progress (frz 1.2 PROXY, from the profiler plugin): every
+ * connection with steps in flight is an instant event on its comm's track
+ * at its last state change, "ch C send->P STATE (done/posted steps)": where
+ * each link stopped moving data. */
+static void proxy_marks(FILE *o, const fd_input *in, size_t i, uint64_t base, const track *tracks)
+{
+  const frz_dump *d = &in[i].dump;
+  for (uint64_t k = 0; k < d->nproxy; k++) {
+    const frz_proxy *x = &d->proxy[k];
+    uint64_t t = realtime(d, x->t_last_ns);
+    if (x->steps_posted <= x->steps_done || !t) continue;
+    int32_t tr = track_of(tracks, d->ncomms, x->comm_id);
+    const char *state = x->state ? frz_proxy_state_name(x->state) : "no state";
+    char what[160];
+    snprintf(what, sizeof what, "ch %u %s%d %s (%" PRIu64 "/%" PRIu64 " steps)", x->channel,
+             x->dir == FRZ_DIR_SEND ? "send->" : x->dir == FRZ_DIR_RECV ? "recv<-" : "?dir ", x->peer, state,
+             x->steps_done, x->steps_posted);
+    fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"proxy\",\"name\":", o);
+    jstr(o, what, strlen(what));
+    fprintf(o, ",\"pid\":%" PRId64 ",\"tid\":%u,\"ts\":", pid_of(in, i),
+            tr >= 0 ? (unsigned)tr + 1 : d->ncomms + 1);
+    ts(o, t, base);
+    fprintf(o, ",\"args\":{\"channel\":%u,\"dir\":\"%s\",\"peer\":%d,\"state\":", x->channel, fd_dir_name(x->dir),
+            x->peer);
+    jstr(o, state, strlen(state));
+    fprintf(o, ",\"steps_posted\":%" PRIu64 ",\"steps_done\":%" PRIu64 ",\"comm\":\"%016" PRIx64 "\"}}",
+            x->steps_posted, x->steps_done, x->comm_id);
+  }
+}
+
 int fd_chrome_trace(FILE *o, const fd_input *in, size_t n)
 {
   uint64_t base = earliest(in, n);
@@ -228,6 +259,7 @@ int fd_chrome_trace(FILE *o, const fd_input *in, size_t n)
     for (uint32_t c = 0; c < d->ncomms; c++) tracks[c] = (track){d->comms[c].comm_id, c};
     qsort(tracks, d->ncomms, sizeof *tracks, cmp_track);
     for (uint64_t k = 0; k < d->nrecords; k++) record(o, in, i, &d->records[k], base, tracks, last_end);
+    proxy_marks(o, in, i, base, tracks);
     free(last_end);
     free(tracks);
     marks(o, in, i, base);

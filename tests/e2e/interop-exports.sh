@@ -24,6 +24,12 @@ expect_exit 0 "$FR_DUMP" --format=chrome-trace -o c9.trace.json "$FIX/c9"
 "$TRACE_CHECK" c9.trace.json 3 "Recv from 1 #0" 0 || fail "C9 trace (PyTorch dumps)"
 expect_exit 0 "$FR_DUMP" --format=chrome-trace -o timeout.trace.json "$FIX/h200-timeout"
 "$TRACE_CHECK" timeout.trace.json 1 "AllReduce seq 7" 0 || fail "trace of the real watchdog dump"
+# C11 (proxy progress): every rank's all-reduce unfinished, and each stalled
+# connection marked where it stopped: rank 3's send to 4 on channel 1
+expect_exit 0 "$FR_DUMP" --format=chrome-trace -o c11.trace.json "$FR_SRCDIR/samples/c11-link-stalls"
+"$TRACE_CHECK" c11.trace.json 8 "AllReduce seq 5" 0,1,2,3,4,5,6,7 || fail "C11 trace"
+grep -q '"cat":"proxy","name":"ch 1 send->4 SendPeerWait ([0-9]*/[0-9]* steps)","pid":3,' c11.trace.json ||
+  fail "C11 trace: no proxy mark of rank 3's stalled send to 4"
 # wall-clock alignment: the PyTorch C1 trace starts at its earliest record
 grep -q '"time_base_realtime_ns":1795989600002000000' pt-c1.trace.json || fail "trace time base"
 # a frame-0 trigger is marked on every rank of our dumps
