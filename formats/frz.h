@@ -377,6 +377,13 @@ const frz_callsite *frz_find_callsite(const frz_dump *d, uint64_t address);
 /* The backtrace of record `record_id`, or NULL. */
 const frz_backtrace *frz_find_backtrace(const frz_dump *d, uint64_t record_id);
 /* Name of a thread stack status ("ok", "no answer", ...); never NULL. */
+/* Copy `in` (at most `inlen` bytes, stopping at a NUL) into `out` (outlen
+ * bytes, always NUL-terminated) with every byte that may not be shown
+ * replaced by '?': invalid UTF-8, C0 and C1 controls, DEL, and the Unicode
+ * bidirectional controls and line separators that reorder a terminal line
+ * (U+061C, U+200E, U+200F, U+2028-U+202E, U+2066-U+2069).  Stops early
+ * rather than cut a character.  Returns out. */
+char *frz_sanitize(const char *in, size_t inlen, char *out, size_t outlen);
 const char *frz_stack_status_name(unsigned status);
 
 /* Write `len` bytes to DIR/NAME atomically: a temporary file in DIR opened

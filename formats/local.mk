@@ -1,6 +1,6 @@
 # formats/: the dump format spec and the one codec every part uses.
 noinst_LTLIBRARIES += formats/libfrz.la
-formats_libfrz_la_SOURCES = formats/frz.h formats/frz.c formats/frz_names.c \
+formats_libfrz_la_SOURCES = formats/frz.h formats/frz.c formats/frz_names.c formats/text.c \
 	formats/pytorch_fr.h formats/pytorch_fr.c formats/pytorch_io.c \
 	formats/pyval.h formats/pyval.c formats/pickle.c formats/pyjson.c \
 	formats/idmap.h formats/idmap.c

@@ -80,8 +80,6 @@ static cJSON *flags(jb *j, uint32_t f, const char *const *names, unsigned n)
   return a;
 }
 
-static const char *const comm_flags[] = {"init_failed", "destroyed", "aborted", "split", "pending"};
-static const char *const rec_flags[] = {"group", "graph", "profiler", "untracked", "in_call"};
 
 static cJSON *process_obj(jb *j, const frz_process *p)
 {
@@ -120,7 +118,7 @@ static cJSON *comm_obj(jb *j, const frz_comm *c)
   add(j, o, "rank", i64(j, c->rank));
   add(j, o, "split_color", i64(j, c->split_color));
   add(j, o, "split_key", i64(j, c->split_key));
-  add(j, o, "flags", flags(j, c->flags, comm_flags, 5));
+  add(j, o, "flags", flags(j, c->flags, fd_comm_flag_names, FD_NCOMM_FLAGS));
   add(j, o, "cuda_device", i64(j, c->cuda_device));
   add(j, o, "next_seq", u64(j, c->next_seq));
   add(j, o, "first_retained_seq", u64(j, c->first_retained_seq));
@@ -166,7 +164,7 @@ static cJSON *record_obj(jb *j, const frz_record *r, uint64_t ref)
   add(j, o, "enqueue_ms", rel_ms(j, r->t_enqueue_ns, ref));
   add(j, o, "start_ms", rel_ms(j, r->t_start_ns, ref));
   add(j, o, "complete_ms", rel_ms(j, r->t_complete_ns, ref));
-  add(j, o, "flags", flags(j, r->flags, rec_flags, 5));
+  add(j, o, "flags", flags(j, r->flags, fd_rec_flag_names, FD_NREC_FLAGS));
   if (r->nccl_seq != UINT64_MAX) { /* NCCL's profiler described it (frz 1.2) */
     add(j, o, "nccl_seq", u64(j, r->nccl_seq));
     add(j, o, "algo", str(j, frz_algo_name(r->algo)));
@@ -252,25 +250,23 @@ static cJSON *kernel_obj(jb *j, const frz_kernel_ch *k, uint64_t ref)
   return o;
 }
 
-static const char *const thread_flags[] = {"main", "in_nccl", "truncated", "dumper", "last_nccl"};
-
 /* A thread at dump time: native frames, then its Python frames (matched by
  * thread handle), innermost first. */
-static cJSON *thread_obj(jb *j, const frz_dump *d, const frz_stack *t)
+static cJSON *thread_obj(jb *j, const frz_dump *d, const fd_pyindex *ix, const frz_stack *t)
 {
   cJSON *o = chk(j, cJSON_CreateObject());
   add(j, o, "tid", u64(j, t->tid));
   add(j, o, "name", text(j, t->name, sizeof t->name));
   add(j, o, "status", str(j, frz_stack_status_name(t->status)));
-  add(j, o, "flags", flags(j, t->flags, thread_flags, 5));
+  add(j, o, "flags", flags(j, t->flags, fd_thread_flag_names, FD_NTHREAD_FLAGS));
   add(j, o, "record_id", (t->flags & FRZ_TF_IN_NCCL) ? u64(j, t->record_id) : chk(j, cJSON_CreateNull()));
   add(j, o, "thread_handle", hex_or_null(j, t->thread_handle));
   uint32_t n = t->depth < FRZ_STACK_MAX ? t->depth : FRZ_STACK_MAX;
   add(j, o, "frames", frames_arr(j, d, t->frames, n));
   cJSON *py = chk(j, cJSON_CreateArray());
-  for (uint32_t k = 0; py && t->thread_handle && k < d->npyframes; k++) {
-    const frz_pyframe *f = &d->pyframes[k];
-    if (f->thread_handle != t->thread_handle) continue;
+  const fd_pyrun *run = fd_pyindex_find(ix, t->thread_handle);
+  for (uint32_t k = 0; py && run && k < run->len && k < FD_PY_MAX; k++) {
+    const frz_pyframe *f = &d->pyframes[run->start + k];
     cJSON *x = chk(j, cJSON_CreateObject());
     add(j, x, "index", u64(j, f->index));
     add(j, x, "func", text(j, f->func, sizeof f->func));
@@ -333,11 +329,14 @@ void *fd_dump_json(const char *name, const frz_dump *d)
     if (x) cJSON_AddItemToArray(a, x);
   }
   add(&j, o, "backtraces", a);
+  fd_pyindex ix;
+  if (fd_pyindex_build(d, &ix)) j.ok = 0;
   a = chk(&j, cJSON_CreateArray());
-  for (uint32_t i = 0; a && i < d->nstacks; i++) {
-    cJSON *x = thread_obj(&j, d, &d->stacks[i]);
+  for (uint32_t i = 0; a && j.ok && i < d->nstacks; i++) {
+    cJSON *x = thread_obj(&j, d, &ix, &d->stacks[i]);
     if (x) cJSON_AddItemToArray(a, x);
   }
+  fd_pyindex_free(&ix);
   add(&j, o, "threads", a);
   if (!j.ok) {
     cJSON_Delete(o);

@@ -9,51 +9,9 @@
 
 #include "fr_dump.h"
 
-/* Length of the valid UTF-8 character at s (at most n bytes available), or
- * 0 when invalid, a control character, or a C1 control. */
-static size_t char_len(const unsigned char *s, size_t n)
-{
-  unsigned c = s[0], cp;
-  size_t k;
-  if (c < 0x20 || c == 0x7f) return 0;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) { k = 2; cp = c & 0x1f; }
-  else if (c >= 0xe0 && c <= 0xef) { k = 3; cp = c & 0x0f; }
-  else if (c >= 0xf0 && c <= 0xf4) { k = 4; cp = c & 0x07; }
-  else return 0;
-  if (k > n) return 0;
-  for (size_t i = 1; i < k; i++) {
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-      (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-    return 0;
-  return k;
-}
-
 char *fd_sanitize(const char *in, size_t inlen, char *out, size_t outlen)
 {
-  if (!outlen) return out;
-  const unsigned char *s = (const unsigned char *)in;
-  size_t i = 0, o = 0;
-  while (i < inlen && s[i]) {
-    size_t avail = 0;
-    while (avail < 4 && i + avail < inlen && s[i + avail]) avail++;
-    size_t k = char_len(s + i, avail);
-    if (!k) {
-      if (o + 2 > outlen) break;
-      out[o++] = '?';
-      i++;
-      continue;
-    }
-    if (o + k + 1 > outlen) break;
-    memcpy(out + o, s + i, k);
-    o += k;
-    i += k;
-  }
-  out[o] = '\0';
-  return out;
+  return frz_sanitize(in, inlen, out, outlen);
 }
 
 /* "2.28.9" from an ncclGetVersion code. */
@@ -105,11 +63,13 @@ static const char *flag_names(uint32_t f, const char *const *names, unsigned n, 
   return buf;
 }
 
-static const char *const comm_flags[] = {"init_failed", "destroyed", "aborted", "split",
-                                         "pending",     "unknown_id", "async_error", "revoked",
-                                         "finalized",   "shrink"};
-static const char *const rec_flags[] = {"group", "graph", "profiler", "untracked", "in_call",
-                                        "simulated"};
+const char *const fd_comm_flag_names[FD_NCOMM_FLAGS] = {"init_failed", "destroyed",   "aborted", "split",
+                                                       "pending",     "unknown_id",  "async_error",
+                                                       "revoked",     "finalized",   "shrink"};
+const char *const fd_rec_flag_names[FD_NREC_FLAGS] = {"group",   "graph",   "profiler",
+                                                     "untracked", "in_call", "simulated"};
+const char *const fd_thread_flag_names[FD_NTHREAD_FLAGS] = {"main", "in_nccl", "truncated", "dumper",
+                                                           "last_nccl"};
 
 /* "0000000000000abc", or "-" for 0. */
 static const char *hex_or_dash(uint64_t v, char *buf)
@@ -174,7 +134,7 @@ static void print_comms(FILE *o, const frz_dump *d)
             (unsigned long long)c->next_seq, (unsigned long long)c->first_retained_seq,
             (long long)c->last_enqueued_seq, (long long)c->last_started_seq,
             (long long)c->last_completed_seq, (unsigned long long)c->dropped_records,
-            flag_names(c->flags, comm_flags, 10, fl, sizeof fl));
+            flag_names(c->flags, fd_comm_flag_names, FD_NCOMM_FLAGS, fl, sizeof fl));
     if (c->flags & FRZ_CF_SPLIT) fprintf(o, " color=%d key=%d", c->split_color, c->split_key);
     fputc('\n', o);
   }
@@ -207,7 +167,7 @@ static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
             frz_state_name(r->state), (unsigned long long)r->count, frz_dtype_name(r->dtype),
             frz_redop_name(r->redop), peer, group, rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
             rel_ms(r->t_start_ns, ref, t2, sizeof t2), rel_ms(r->t_complete_ns, ref, t3, sizeof t3),
-            res, flag_names(r->flags, rec_flags, 6, fl, sizeof fl));
+            res, flag_names(r->flags, fd_rec_flag_names, FD_NREC_FLAGS, fl, sizeof fl));
   }
 }
 
@@ -287,26 +247,28 @@ static void print_progress(FILE *o, const frz_dump *d, uint64_t ref)
  * first, with its Python frames (PYFRAMES) after the native ones. */
 static void print_threads(FILE *o, const frz_dump *d)
 {
-  static const char *const tflags[] = {"main", "in_nccl", "truncated", "dumper", "last_nccl"};
   char b[512], fl[96];
+  fd_pyindex ix;
   if (!d->nstacks) return;
+  if (fd_pyindex_build(d, &ix)) ix.n = 0; /* out of memory: native frames only */
   fprintf(o, "\nthreads: %u\n", d->nstacks);
   for (uint32_t i = 0; i < d->nstacks; i++) {
     const frz_stack *t = &d->stacks[i];
     fprintf(o, "  thread %u \"%s\" %s %s", t->tid, fd_sanitize(t->name, strlen(t->name), b, sizeof b),
-            frz_stack_status_name(t->status), flag_names(t->flags, tflags, 5, fl, sizeof fl));
+            frz_stack_status_name(t->status), flag_names(t->flags, fd_thread_flag_names, FD_NTHREAD_FLAGS, fl, sizeof fl));
     if (t->flags & FRZ_TF_IN_NCCL) fprintf(o, " record %llu", (unsigned long long)t->record_id);
     fputc('\n', o);
     for (uint32_t k = 0; k < t->depth; k++)
       fprintf(o, "    #%-2u %s\n", k, fd_site_name(d, t->frames[k], b, sizeof b));
-    for (uint32_t k = 0; k < d->npyframes; k++) {
-      const frz_pyframe *f = &d->pyframes[k];
-      if (!t->thread_handle || f->thread_handle != t->thread_handle) continue;
+    const fd_pyrun *run = fd_pyindex_find(&ix, t->thread_handle);
+    for (uint32_t k = 0; run && k < run->len && k < FD_PY_MAX; k++) {
+      const frz_pyframe *f = &d->pyframes[run->start + k];
       char fn[FRZ_PYFUNC_MAX + FRZ_PYFILE_MAX + 32];
       snprintf(fn, sizeof fn, "%s (%s:%u)", f->func, f->file, f->line);
       fprintf(o, "    py%-2u %s\n", f->index, fd_sanitize(fn, strlen(fn), b, sizeof b));
     }
   }
+  fd_pyindex_free(&ix);
 }
 
 int fd_print_text(FILE *o, const char *name, const frz_dump *d)

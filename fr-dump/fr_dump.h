@@ -18,8 +18,18 @@ int fd_print_text(FILE *out, const char *name, const frz_dump *d);
 void *fd_dump_json(const char *name, const frz_dump *d);
 
 /* Copy `in` (at most `inlen` bytes, stopping at a NUL) into `out` with
- * control characters and invalid UTF-8 replaced by '?'.  Returns out. */
+ * control characters, invalid UTF-8 and bidirectional controls replaced by
+ * '?' (frz_sanitize).  Returns out. */
 char *fd_sanitize(const char *in, size_t inlen, char *out, size_t outlen);
+
+/* Names of the flag bits of comms (FRZ_CF_*), records (FRZ_RF_*) and
+ * threads (FRZ_TF_*), bit 0 first. */
+#define FD_NCOMM_FLAGS 10
+#define FD_NREC_FLAGS 6
+#define FD_NTHREAD_FLAGS 5
+extern const char *const fd_comm_flag_names[FD_NCOMM_FLAGS];
+extern const char *const fd_rec_flag_names[FD_NREC_FLAGS];
+extern const char *const fd_thread_flag_names[FD_NTHREAD_FLAGS];
 
 /* The call-site table's name of address `addr`: "module!symbol+0xOFF",
  * "module+0xOFF", or "0xADDR" when the dump has no name for it; sanitised,
@@ -28,6 +38,25 @@ const char *fd_site_name(const frz_dump *d, uint64_t addr, char *buf, size_t len
 
 /* "send", "recv", "none", or "unknown" for a value this reader does not know. */
 const char *fd_dir_name(unsigned dir);
+
+/* A thread's Python frames: items [start, start + len) of the dump's
+ * PYFRAMES, all of one thread handle. */
+typedef struct fd_pyrun {
+  uint64_t handle;
+  uint32_t start, len;
+} fd_pyrun;
+typedef struct fd_pyindex {
+  fd_pyrun *runs; /* sorted by handle, then start */
+  uint32_t n;
+} fd_pyindex;
+/* At most this many Python frames are shown per thread. */
+#define FD_PY_MAX 256
+
+/* Index the runs of d's PYFRAMES.  Returns 0, or -1 when out of memory. */
+int fd_pyindex_build(const frz_dump *d, fd_pyindex *ix);
+/* The first run of thread `handle`; NULL for none (or handle 0). */
+const fd_pyrun *fd_pyindex_find(const fd_pyindex *ix, uint64_t handle);
+void fd_pyindex_free(fd_pyindex *ix);
 
 /* Result of fd_trigger. */
 enum { FD_TRIGGER_CREATED = 0, FD_TRIGGER_EXISTS = 1 /* replaced an earlier one */, FD_TRIGGER_ERROR = -1 };

@@ -116,6 +116,8 @@ char view_cell(const view *v, int32_t ri, int64_t seq, uint16_t *at)
   return '-'; /* issued, but no longer in the ring */
 }
 
+#define VIEW_SEQ_MAX ((int64_t)1 << 62)
+
 /* Column range of the view's comm over every frame of every rank. */
 static void seq_range(view *v)
 {
@@ -138,6 +140,12 @@ static void seq_range(view *v)
     hi = (int64_t)c->stuck_seq;
   if (lo < 0)
     lo = 0;
+  /* bounded like the analyzer's seqs, so that column arithmetic
+   * (first_seq + page_cols, seq_hi + 1) cannot overflow on hostile dumps */
+  if (hi > VIEW_SEQ_MAX)
+    hi = VIEW_SEQ_MAX;
+  if (lo > hi && hi >= 0)
+    lo = hi;
   v->seq_lo = lo;
   v->seq_hi = hi;
 }

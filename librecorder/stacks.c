@@ -166,6 +166,14 @@ static int sig_in(uint32_t tid, const char *key, int sig) {
 /* Does thread tid block the stack signal?  Then it cannot answer. */
 static int blocks_signal(uint32_t tid) { return sig_in(tid, "SigBlk", fr_g.cfg.stack_signal); }
 
+/* Is our signal held back in thread tid: blocked, and still pending there?
+ * A thread running our handler blocks the signal too (the kernel blocks a
+ * signal during its own handler) but has nothing pending: it is answering,
+ * perhaps preempted before its first store, and is waited for. */
+static int holds_signal(uint32_t tid) {
+  return blocks_signal(tid) && sig_in(tid, "SigPnd", fr_g.cfg.stack_signal);
+}
+
 /* Threads that did not answer last time: asked again only when our signal
  * is no longer pending there (a real-time signal queues: never pile them up). */
 static uint32_t silent[FR_STACK_OUT], nsilent;
@@ -217,7 +225,7 @@ static void wait_answers(const uint32_t *slot_of, uint8_t *masked, uint32_t n, u
       if (slot_of[i] == UINT32_MAX || masked[i] ||
           WORD_STATE(atomic_load_explicit(&slots[slot_of[i]].word, memory_order_acquire)) == SLOT_DONE)
         continue;
-      if (check && blocks_signal(out[i].tid)) masked[i] = 1;
+      if (check && holds_signal(out[i].tid)) masked[i] = 1;
       else pending++;
     }
     checked |= check;
@@ -231,7 +239,7 @@ static void take_answer(frz_stack *t, uint32_t slot, int masked) {
   st_slot *s = &slots[slot];
   uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
   if (WORD_STATE(w) == SLOT_ASKED && atomic_compare_exchange_strong(&s->word, &w, SLOT_FREE)) {
-    t->status = masked || blocks_signal(t->tid) ? FRZ_STACK_MASKED : FRZ_STACK_NO_ANSWER;
+    t->status = masked || holds_signal(t->tid) ? FRZ_STACK_MASKED : FRZ_STACK_NO_ANSWER;
     return;
   }
   if (WORD_STATE(w) == SLOT_WRITING) { /* answering right now: a short grace */

@@ -147,6 +147,12 @@ static void effective_completion(fa_comm *c)
     if (m->last_enqueued < min_enq) min_enq = m->last_enqueued;
   }
   c->tracked = best_tracked > -2;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank >= 0 && m->tracked && m->unknown_from >= 0 &&
+        (c->unknown_from < 0 || m->unknown_from < c->unknown_from))
+      c->unknown_from = m->unknown_from;
+  }
   int64_t assumed = c->tracked ? best_tracked : min_enq;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];

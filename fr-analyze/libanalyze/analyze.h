@@ -100,6 +100,8 @@ typedef struct fa_member {
   int64_t first_retained;  /* lowest collective seq still in its ring; -1 none */
   int64_t last_enqueued;   /* -1 none */
   int64_t last_completed;  /* effective value used by the rules; -1 none */
+  int64_t unknown_from;    /* its latest records from this seq on were not tracked
+                              (graph-captured): counted as completed, really unknown; -1 none */
 } fa_member;
 
 /* Fields of a collective that must agree across members. */
@@ -170,6 +172,7 @@ typedef struct fa_comm {
   fa_member *members;        /* size entries, indexed by comm rank */
   uint32_t npresent;         /* members with a dump */
   uint8_t tracked;           /* some member tracked completion */
+  int64_t unknown_from;      /* lowest unknown_from of its members; -1 none */
   int64_t seq_lo, seq_hi;    /* lowest retained / highest enqueued seq; -1 none */
   int64_t last_completed;    /* completed by every member with a dump; -1 none */
   uint8_t stuck;             /* some member enqueued last_completed+1, not all completed it */
@@ -409,8 +412,9 @@ const frz_stack *fa_rank_thread(const fa_analysis *a, int32_t g);
  * fit, end with "... (N ranks)".  Returns buf. */
 char *fa_format_ranks(const int32_t *ranks, uint32_t n, char *buf, size_t len);
 
-/* Copy `in` into `out` with control characters and invalid UTF-8 replaced by
- * '?', so that it is safe on a terminal.  Returns out. */
+/* Copy `in` into `out` with what may not be shown (control characters,
+ * invalid UTF-8, bidirectional controls: frz_sanitize) replaced by '?', so
+ * that it is safe on a terminal.  Returns out. */
 char *fa_sanitize(const char *in, char *out, size_t len);
 
 #ifdef __cplusplus

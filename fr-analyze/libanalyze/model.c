@@ -312,29 +312,31 @@ static int cmp_claim(const void *x, const void *y)
 }
 
 /* A record whose completion was not tracked (captured into a CUDA graph:
- * no events on a capturing stream, and its replays make no NCCL call)
- * stays enqueued for good, and the recorder's last_completed_seq stops
- * before the first one.  Move *lc past such records up to the last tracked
- * record that completed after them: NCCL runs a comm's operations in
- * order, so that one finishing says the earlier ones did.  Untracked
- * records with no completed tracked one after them prove nothing and stay
- * where they are. */
-static void past_untracked(const fa_frame *f, const fa_slice *sl, int64_t *lc)
+ * no events on a capturing stream; its replays make no NCCL call) stays
+ * enqueued for good, and the recorder's last_completed_seq stops before
+ * the first one.  It is not where a hang is: move *lc on over completed
+ * and untracked records up to the first tracked one that did not complete.
+ * When the walk ends on untracked records with nothing after them,
+ * *unknown_from is where they begin (completion unknown from there). */
+static void past_untracked(const fa_frame *f, const fa_slice *sl, int64_t *lc, int64_t *unknown_from)
 {
-  int64_t next = *lc + 1;
-  int skipped = 0;
-  for (uint32_t k = 0; k < sl->len; k++) {
+  int64_t next = *lc + 1, run = -1;
+  uint32_t k = 0;
+  for (; k < sl->len; k++) {
     const frz_record *r = &f->dump.records[f->idx[sl->start + k]];
     if (r->seq > (uint64_t)FA_SEQ_MAX) break;
     int64_t seq = (int64_t)r->seq;
     if (seq < next) continue;
     if (seq > next) break; /* a seq not retained: nothing known past it */
     int done = r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED;
-    if (!done && !(r->flags & FRZ_RF_NO_TRACKING)) break;
-    if (done && skipped) *lc = seq;
-    if (!done) skipped = 1;
+    int untracked = !done && (r->flags & FRZ_RF_NO_TRACKING) && !(r->flags & FRZ_RF_IN_CALL);
+    if (!done && !untracked) break;
+    if (untracked && run < 0) run = seq;
+    if (done) run = -1;
+    *lc = seq;
     next = seq + 1;
   }
+  if (k == sl->len && run >= 0) *unknown_from = run;
 }
 
 /* A member's counters, from its comm entry and its retained records. */
@@ -351,6 +353,7 @@ static void fill_member(const fa_analysis *a, fa_member *m)
   if (m->last_enqueued > FA_SEQ_MAX) m->last_enqueued = FA_SEQ_MAX;
   if (m->last_completed > FA_SEQ_MAX) m->last_completed = FA_SEQ_MAX;
   m->tracked = 1;
+  m->unknown_from = -1;
   if (sl->len) {
     const frz_record *last = &f->dump.records[f->idx[sl->start + sl->len - 1]];
     if (last->seq <= (uint64_t)FA_SEQ_MAX && (int64_t)last->seq > m->last_enqueued)
@@ -364,7 +367,7 @@ static void fill_member(const fa_analysis *a, fa_member *m)
         untracked++;
     }
     if (untracked == sl->len) m->tracked = 0;
-    else past_untracked(f, sl, &m->last_completed);
+    else past_untracked(f, sl, &m->last_completed, &m->unknown_from);
   }
   if (m->last_completed > m->last_enqueued) m->last_completed = m->last_enqueued;
 }
@@ -413,7 +416,7 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
   fa_hex(cl[0].id, hex);
   memset(c, 0, sizeof *c);
   c->id = cl[0].id;
-  c->last_completed = -1;
+  c->last_completed = c->unknown_from = -1;
   c->seq_lo = c->seq_hi = -1;
   /* size: the claim of the lowest global rank that knows it */
   int32_t size = -1, size_g = -1, maxr = -1;
@@ -453,7 +456,7 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     fa_member *m = &c->members[r];
     m->comm_rank = r;
     m->global_rank = m->rank = m->frame = m->entry = -1;
-    m->first_retained = m->last_enqueued = m->last_completed = -1;
+    m->first_retained = m->last_enqueued = m->last_completed = m->unknown_from = -1;
     m->state = FA_MEMBER_NO_DUMP;
   }
   for (uint32_t i = 0; i < n; i++) {

@@ -124,49 +124,9 @@ char *fa_format_ranks(const int32_t *ranks, uint32_t n, char *buf, size_t len)
   return buf;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid or a
- * C1 control character. */
-static size_t utf8_len(const unsigned char *s)
-{
-  unsigned c = s[0];
-  size_t n;
-  unsigned cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; }
-  else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; }
-  else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; }
-  else return 0;
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) return 0;
-  if (cp >= 0xd800 && cp <= 0xdfff) return 0;
-  if (cp >= 0x80 && cp <= 0x9f) return 0;
-  return n;
-}
-
 char *fa_sanitize(const char *in, char *out, size_t len)
 {
-  if (!len) return out;
-  const unsigned char *s = (const unsigned char *)(in ? in : "");
-  size_t o = 0;
-  while (*s) {
-    size_t n = utf8_len(s);
-    if (n == 1 && (*s < 0x20 || *s == 0x7f)) n = 0;
-    if (n == 0) {
-      if (o + 2 > len) break;
-      out[o++] = '?';
-      s++;
-      continue;
-    }
-    if (o + n + 1 > len) break;
-    memcpy(out + o, s, n);
-    o += n;
-    s += n;
-  }
-  out[o] = '\0';
-  return out;
+  return frz_sanitize(in, SIZE_MAX, out, len);
 }
 
 const char *fa_field_name(unsigned i)

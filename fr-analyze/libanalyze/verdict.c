@@ -53,6 +53,9 @@ static const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len)
   return buf;
 }
 
+/* "waits" after one rank, "wait" after several. */
+static const char *wait_verb(const fa_ranks *r) { return r->n == 1 ? "waits" : "wait"; }
+
 /* "AllReduce seq 37" for comm c, or "collective seq 37" when unknown. */
 static const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf,
                              size_t len)
@@ -389,20 +392,23 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               o.n == 1 ? "is" : "are");
   } else if (c->stuck && (c->nwaiting || c->npassed) && !v->lagging.n && !c->nno_dump) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
-    sb_printf(b, "%s wait in %s on comm %s, which mismatched calls keep from completing",
-              ranks_phrase(&w, p1, sizeof p1), op, hex);
+    sb_printf(b, "%s %s in %s on comm %s, which mismatched calls keep from completing",
+              ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
   } else if (c->stuck && (c->nwaiting || c->npassed)) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     if (c->nlagging) {
-      sb_printf(b, "%s never entered %s on comm %s; %s wait in it",
-                ranks_phrase(&v->lagging, p1, sizeof p1), op, hex, ranks_phrase(&w, p2, sizeof p2));
+      sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
+      if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+      if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
+      if (o.n) sb_printf(b, "%s%s completed it", w.n ? ", " : "; ", ranks_phrase(&o, p2, sizeof p2));
+      fa_ranks_free(&o);
       if (c->nno_dump) {
         if (fa_comm_ranks(c, FA_MEMBER_NO_DUMP, &o)) goto out;
         if (o.n) sb_printf(b, " (%s left no dump)", ranks_phrase(&o, p1, sizeof p1));
         else sb_printf(b, " (%u member(s) left no dump)", c->nno_dump);
       }
     } else {
-      sb_printf(b, "%s wait in %s on comm %s for ", ranks_phrase(&w, p1, sizeof p1), op, hex);
+      sb_printf(b, "%s %s in %s on comm %s for ", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
       if (v->lagging.n)
         sb_printf(b, "%s, which left no dump (dead, or could not write one)",
                   ranks_phrase(&v->lagging, p2, sizeof p2));
@@ -418,8 +424,8 @@ static int say_hang(const fa_analysis *a, sbuf *b)
           goto out;
       }
     fa_ranks_sort(&w);
-    sb_printf(b, "%s wait in p2p operations on comm %s that %s never posted (%u missing link%s)",
-              ranks_phrase(&w, p1, sizeof p1), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
+    sb_printf(b, "%s %s in p2p operations on comm %s that %s never posted (%u missing link%s)",
+              ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
               nl == 1 ? "" : "s");
   }
   rc = say_exited(a, &v->lagging, b);
@@ -483,13 +489,21 @@ static int summarize(fa_analysis *a)
                 "to dump (fr-dump --trigger DIR asks every rank), or not given here",
                 ranks_phrase(&a->ranks_missing, p, sizeof p));
     else
-      for (uint32_t i = 0; i < a->ncomms; i++)
+      for (uint32_t i = 0; i < a->ncomms; i++) {
         if (!a->comms[i].tracked && a->comms[i].seq_hi >= 0) {
           sb_printf(&b, "completion was not tracked on comm %s: every rank enqueued up to seq %lld, "
                     "and whether that completed is unknown", fa_hex(a->comms[i].id, hex),
                     (long long)a->comms[i].seq_hi);
           break;
         }
+        if (a->comms[i].unknown_from >= 0) {
+          sb_printf(&b, "completion was not tracked from seq %lld on comm %s (captured into a CUDA "
+                    "graph): every rank enqueued up to seq %lld, and whether that completed is unknown",
+                    (long long)a->comms[i].unknown_from, fa_hex(a->comms[i].id, hex),
+                    (long long)a->comms[i].seq_hi);
+          break;
+        }
+      }
     break;
   case FA_STATUS_HEALTHY:
     if (v->frames_progress)
@@ -618,7 +632,7 @@ int fa_verdict_build(fa_analysis *a)
 
   int untracked = 0;
   for (uint32_t ci = 0; ci < a->ncomms; ci++)
-    if (!a->comms[ci].tracked && a->comms[ci].seq_hi >= 0) untracked = 1;
+    if ((!a->comms[ci].tracked && a->comms[ci].seq_hi >= 0) || a->comms[ci].unknown_from >= 0) untracked = 1;
   if (!a->nframes || !a->ncomms) v->status = FA_STATUS_INCONCLUSIVE;
   else if (v->mismatch_comm >= 0) v->status = FA_STATUS_MISMATCH;
   else if (v->cycle) v->status = FA_STATUS_DEADLOCK;

@@ -108,6 +108,9 @@ for f in dump-hostile.out dump-hostile-json.out analyze-hostile.out analyze-host
   if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$f"; then
     fail "$f: a control character from the dump reached the output"
   fi
+  if LC_ALL=C grep -q "$(printf '\342\200\256')" "$f"; then
+    fail "$f: a bidirectional override (U+202E) from the dump reached the output"
+  fi
 done
 contains dump-hostile dump-hostile.out 'host "node?]0;owned?"'
 

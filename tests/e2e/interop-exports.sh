@@ -71,6 +71,21 @@ grep -q '"name":[[:space:]]*"libtorch_cuda.so!_ZN4c10d16ProcessGroupNCCL' bt.jso
   fail "fr-dump --json: backtrace frames are not named"
 expect_exit 0 "$FR_DUMP" --json dumps/hostile > hostile.json
 "$SCHEMA_CHECK" "$DS" hostile.json || fail "fr-dump --json (hostile dump) against the schema"
+# the frz regression inputs (hostile strings, unknown enums and flag bits,
+# INT64_MAX seqs): fr-dump's text and JSON hold, JSON fits the schema, and
+# fr-tui draws them
+for f in "$FR_SRCDIR"/tests/fuzz/regressions/frz/*.frz; do
+  b=$(basename "$f" .frz)
+  "$FR_DUMP" "$f" > "reg-$b.txt" 2>&1 || fail "fr-dump $f"
+  "$FR_DUMP" --json "$f" > "reg-$b.json" 2>&1 || fail "fr-dump --json $f"
+  "$SCHEMA_CHECK" "$DS" "reg-$b.json" || fail "fr-dump --json $f against the schema"
+  mkdir "reg-$b" && cp "$f" "reg-$b/" || exit 99
+  "$FR_TUI" --batch "reg-$b" > "reg-$b.tui" 2>&1 || fail "fr-tui --batch on $f"
+  for o in "reg-$b.txt" "reg-$b.json" "reg-$b.tui"; do
+    ! LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]\|\342\200\256')" "$o" ||
+      fail "$o: a control character or bidi override from $f reached the output"
+  done
+done
 n=0
 for d in dumps/c1 dumps/hostile "$FIX/c1" "$FIX/c2" "$FIX/c5" "$FIX/c9" "$FIX/c10" "$FIX/h200-1rank" "$FIX/h200-timeout" \
          "$FR_SRCDIR"/samples/*/; do

@@ -519,11 +519,12 @@ START_TEST(test_c1_rank_stops)
 }
 END_TEST
 
-/* C1 in a job that captured one all-reduce into a CUDA graph at seq 10 on
- * every rank: the recorder could not track it (no events on a capturing
- * stream), so it stays enqueued and untracked while the job runs on.  It
- * must not be read as the stuck op: the hang is still rank 5 at seq 37. */
-START_TEST(test_graph_captured_op_is_not_the_hang)
+/* An all-reduce captured into a CUDA graph at seq 10 on every rank: the
+ * recorder could not track it (no events on a capturing stream), so it
+ * stays enqueued and untracked.  `then` ops follow on every rank; then the
+ * ranks other than 5 start one more that rank 5 never enters (none when
+ * `hang` is 0). */
+static job *captured_job(int then, int hang)
 {
   job *j = job_new(8);
   job_world(j, WORLD);
@@ -532,18 +533,42 @@ START_TEST(test_graph_captured_op_is_not_the_hang)
     step(j, r, WORLD, FRZ_STATE_ENQUEUED);
     j->rec[r][j->nrec[r] - 1].flags |= FRZ_RF_GRAPH_CAPTURED | FRZ_RF_NO_TRACKING;
   }
-  run(j, 0, 7, WORLD, 26);
-  for (int r = 0; r < 8; r++)
+  run(j, 0, 7, WORLD, then);
+  for (int r = 0; r < 8 && hang; r++)
     if (r != 5) step(j, r, WORLD, FRZ_STATE_STARTED);
   ck_assert_int_eq(find_comm(j, 0, WORLD)->last_completed_seq, 9); /* as the recorder writes it */
+  return j;
+}
+
+/* The captured op is not where the job hangs: C1's verdict stands whether
+ * ops completed after it (seq 37) or the hang comes right after it (seq
+ * 11); with nothing after it, the verdict says completion is unknown. */
+START_TEST(test_graph_captured_op_is_not_the_hang)
+{
+  /* right after it, rank 5's own completion is unknown from seq 10 on */
+  static const struct { int then, hang; uint64_t stuck; int64_t unknown; } cases[] = {{26, 1, 37, -1},
+                                                                                    {0, 1, 11, 10}};
+  for (unsigned i = 0; i < 2; i++) {
+    job *j = captured_job(cases[i].then, cases[i].hang);
+    fa_analysis *a = analyse(j);
+    const fa_verdict *v = &a->verdict;
+    ck_assert_int_eq(v->status, FA_STATUS_HANG);
+    RANKS_EQ(&v->lagging, 5);
+    const fa_comm *c = comm_of(a, WORLD);
+    ck_assert(c->stuck);
+    ck_assert_uint_eq(c->stuck_seq, cases[i].stuck);
+    ck_assert_int_eq(c->last_completed, (int64_t)cases[i].stuck - 1);
+    ck_assert_int_eq(c->unknown_from, cases[i].unknown);
+    fa_free(a);
+    job_free(j);
+  }
+  job *j = captured_job(0, 0);
   fa_analysis *a = analyse(j);
-  const fa_verdict *v = &a->verdict;
-  ck_assert_int_eq(v->status, FA_STATUS_HANG);
-  RANKS_EQ(&v->lagging, 5);
-  const fa_comm *c = comm_of(a, WORLD);
-  ck_assert(c->stuck);
-  ck_assert_uint_eq(c->stuck_seq, 37);
-  ck_assert_int_eq(c->last_completed, 36);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_INCONCLUSIVE);
+  ck_assert_int_eq(comm_of(a, WORLD)->unknown_from, 10);
+  ck_assert(!comm_of(a, WORLD)->stuck);
+  ck_assert_msg(has_substr(a->verdict.summary, "completion was not tracked from seq 10 on comm"), "%s",
+                a->verdict.summary);
   fa_free(a);
   job_free(j);
 }
@@ -1143,6 +1168,10 @@ START_TEST(test_sanitize)
   ck_assert_str_eq(fa_sanitize("caf\xc3\xa9", buf, sizeof buf), "caf\xc3\xa9");
   ck_assert_str_eq(fa_sanitize("\xc2\x9b" "2J", buf, sizeof buf), "??2J");
   ck_assert_str_eq(fa_sanitize("abcdef", buf, 4), "abc");
+  /* bidirectional controls and line separators reorder or break what a
+   * terminal shows: RLO (U+202E), LRI (U+2066), U+2028 */
+  ck_assert_str_eq(fa_sanitize("ab\xe2\x80\xae" "cd\xe2\x81\xa6" "e\xe2\x80\xa8", buf, sizeof buf), "ab???cd???e???");
+  ck_assert_str_eq(fa_sanitize("\xe2\x80\x94" "ok", buf, sizeof buf), "\xe2\x80\x94" "ok"); /* an em dash stays */
 }
 END_TEST
 
@@ -1599,7 +1628,8 @@ START_TEST(test_mkdumps)
   run(j, 0, 0, WORLD, 2);
   snprintf(j->proc[0].host, sizeof j->proc[0].host, "node\033]0;owned\007");
   snprintf(j->proc[0].job_id, sizeof j->proc[0].job_id, "job\n\033[2J");
-  snprintf(j->proc[0].trigger_text, sizeof j->proc[0].trigger_text, "\033[31mred\302\233");
+  /* ... then U+202E (right-to-left override), which reorders a terminal line */
+  snprintf(j->proc[0].trigger_text, sizeof j->proc[0].trigger_text, "\033[31mred\302\233\342\200\256gnp.exe");
   write_rank(j, 0, hostile, "hostile\033[1m.frz");
   job_free(j);
   char *mm = sub_dir(g_mkdumps_dir, "mismatch"), *cyc = sub_dir(g_mkdumps_dir, "cycle");
