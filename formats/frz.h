@@ -419,6 +419,9 @@ unsigned frz_algo_from_name(const char *name);
 unsigned frz_proto_from_name(const char *name);
 /* Name of an NCCL profiler state value: "SendPeerWait", ...; "state#N". */
 const char *frz_proxy_state_name(unsigned state);
+/* How a proxy connection reads before its peer: "send->" (FRZ_DIR_SEND),
+ * "recv<-" (FRZ_DIR_RECV), "?dir " for any other value. */
+const char *frz_dir_arrow(unsigned dir);
 /* Parse an op name ("AllReduce", case-insensitive); FRZ_OP_NONE if unknown. */
 unsigned frz_op_from_name(const char *name);
 /* Parse a dtype name ("float32", "f32", "bf16", ...); -1 if unknown. */

@@ -274,3 +274,8 @@ int frz_dump_filename(char *buf, size_t size, const char *job_id, int32_t global
     return -1;
   return len;
 }
+
+const char *frz_dir_arrow(unsigned dir)
+{
+  return dir == FRZ_DIR_SEND ? "send->" : dir == FRZ_DIR_RECV ? "recv<-" : "?dir ";
+}

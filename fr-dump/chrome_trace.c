@@ -225,7 +225,7 @@ static void proxy_marks(FILE *o, const fd_input *in, size_t i, uint64_t base, co
     const char *state = x->state ? frz_proxy_state_name(x->state) : "no state";
     char what[160];
     snprintf(what, sizeof what, "ch %u %s%d %s (%" PRIu64 "/%" PRIu64 " steps)", x->channel,
-             x->dir == FRZ_DIR_SEND ? "send->" : x->dir == FRZ_DIR_RECV ? "recv<-" : "?dir ", x->peer, state,
+             frz_dir_arrow(x->dir), x->peer, state,
              x->steps_done, x->steps_posted);
     fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"proxy\",\"name\":", o);
     jstr(o, what, strlen(what));

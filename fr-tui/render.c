@@ -183,7 +183,7 @@ static void proxy_line(const view *v, const fa_frame *f, const frz_comm *fc, cha
     }
     double secs = x->t_last_ns && now > x->t_last_ns ? (double)(now - x->t_last_ns) / 1e9 : 0;
     int k = snprintf(buf + n, len - n, "%sch %u %s%d %s for %.1f s (%" PRIu64 "/%" PRIu64 " steps)",
-                     n ? "; " : "proxy: ", x->channel, x->dir == FRZ_DIR_SEND ? "send->" : x->dir == FRZ_DIR_RECV ? "recv<-" : "?dir ", x->peer,
+                     n ? "; " : "proxy: ", x->channel, frz_dir_arrow(x->dir), x->peer,
                      frz_proxy_state_name(x->state), secs, x->steps_done, x->steps_posted);
     if (k < 0 || (size_t)k >= len - n)
       return;
