@@ -308,6 +308,47 @@ typedef struct frz_extras {
   uint32_t npyframes;
 } frz_extras;
 
+/* What a PyTorch Flight Recorder dump says beyond flightrec's model, kept
+ * in memory only: the PyTorch importer (pytorch_fr.h) fills it, the codec
+ * never writes it, and a dump decoded from a .frz file has none.  The
+ * arrays run parallel to the dump's comms and records. */
+#define FRZ_PT_NAME_MAX 64
+typedef struct frz_pt_comm {
+  int64_t pg_id;                 /* ProcessGroupNCCL's local id (the pg_status key); -1 unknown */
+  char name[FRZ_PT_NAME_MAX];    /* process group name (pg_config key, entries' process_group[0]) */
+  char desc[FRZ_PT_NAME_MAX];    /* its desc: "default_pg", "TENSOR_MODEL_PARALLEL_GROUP", ... */
+  uint8_t counters;              /* FRZ_PT_CTR_*: where the comm's counters come from */
+} frz_pt_comm;
+/* Where a PyTorch comm entry's counters come from. */
+enum {
+  FRZ_PT_CTR_ENTRIES = 0, /* retained entries, with pg_status where it counts collectives */
+  FRZ_PT_CTR_STATUS = 1,  /* pg_status alone (no retained entry of the group) */
+  FRZ_PT_CTR_UNKNOWN = 2  /* neither: the pg_id of the group is not known, or pg_status
+                             counts p2p ops there; the counters say nothing */
+};
+typedef struct frz_pt_record {
+  uint64_t in_numel, out_numel;  /* elements over all input / output tensors */
+  uint64_t p2p_seq_id;           /* PyTorch's per-group p2p counter (p2p entries) */
+  uint32_t name;                 /* index into frz_pt_info.names: the op name without the
+                                    "nccl:" prefix and the peer part ("all_to_all", "send") */
+  uint8_t in_dtype, out_dtype;   /* ncclDataType_t of the first tensor; 255 none or unknown */
+  uint8_t coalesced;             /* FRZ_PT_COALESCED_* */
+  uint8_t reserved0;
+} frz_pt_record;
+enum {
+  FRZ_PT_COALESCED_NO = 0,
+  FRZ_PT_COALESCED_MEMBER = 1, /* an op of a coalesced group: state taken from its closing record */
+  FRZ_PT_COALESCED_CLOSE = 2   /* the closing record of a coalesced group ("coalesced", "*_coalesced") */
+};
+typedef struct frz_pt_info {
+  frz_pt_comm *comms;            /* dump.ncomms entries */
+  frz_pt_record *records;        /* dump.nrecords entries */
+  char **names;                  /* distinct op names, NUL-terminated */
+  uint32_t nnames;
+  uint32_t skipped_fields;       /* fields of a newer minor version that were not read */
+  char version[16];              /* the dump's "version" ("2.9"); "" none */
+} frz_pt_info;
+
 /* A decoded dump.  Arrays are owned; free with frz_dump_free. */
 typedef struct frz_dump {
   uint16_t version_major, version_minor;
@@ -329,6 +370,7 @@ typedef struct frz_dump {
   uint32_t nstacks;
   frz_pyframe *pyframes;     /* Python frames, by thread then index; may be empty (since 1.2) */
   uint32_t npyframes;
+  frz_pt_info *pt;           /* PyTorch import only (in memory, never encoded); NULL otherwise */
 } frz_dump;
 
 /* ---- errors ----------------------------------------------------------- */

@@ -1,402 +1,18 @@
 /* pytorch_fr.c — one PyTorch Flight Recorder dump (already decoded into a
- * pv tree by pickle.c or pyjson.c) into one frz_dump.  pytorch_fr.h says
- * how PyTorch's fields map onto ours. */
+ * pv tree by pickle.c or pyjson.c) into one frz_dump: the driver, the
+ * communicators' counters and the process header.  pytorch_fr.h says how
+ * PyTorch's fields map onto ours; pytorch_pg.c reads the process groups,
+ * pytorch_ops.c the entries. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "idmap.h"
-#include "pytorch_fr.h"
-#include "pyval.h"
+#include "pytorch_int.h"
 
 /* Largest PyTorch FR file read (real ones are a few MiB). */
 #define PT_FILE_MAX ((size_t)1 << 30)
-#define PT_NAME_MAX 128
-#define NO_DTYPE 255
-
-/* One process group of pg_config. */
-typedef struct pt_pg {
-  char name[PT_NAME_MAX];
-  char desc[PT_NAME_MAX];
-  int32_t *ranks;        /* global ranks of the members, in group-rank order */
-  int32_t nranks;        /* -1 unknown */
-  int32_t self;          /* this process's rank in the group, -1 unknown */
-  int32_t comm;          /* index in the dump's comm table, -1 none */
-} pt_pg;
-
-typedef struct pt_ctx {
-  const char *name;
-  frz_error *err;
-  const pv *root, *entries;
-  pt_pg *pgs;
-  uint32_t npgs, cappgs;
-  idmap pgmap;           /* hash of a group's name -> index in pgs */
-} pt_ctx;
-
-/* A content error: the file decoded, but is not a usable FR dump. */
-static frz_status bad(pt_ctx *c, const char *what, const char *detail)
-{
-  return pv_fail(c->err, FRZ_E_CORRUPT, c->name, 0, "%s%s", what, detail);
-}
-
-/* ---- op names ------------------------------------------------------------ */
-
-static const struct {
-  const char *name;
-  uint16_t op;
-} op_map[] = {
-    {"all_reduce", FRZ_OP_AllReduce},          {"allreduce", FRZ_OP_AllReduce},
-    {"all_reduce_coalesced", FRZ_OP_AllReduce}, {"allreduce_coalesced", FRZ_OP_AllReduce},
-    {"all_reduce_barrier", FRZ_OP_AllReduce},  {"barrier", FRZ_OP_AllReduce},
-    {"broadcast", FRZ_OP_Broadcast},           {"_broadcast_oop", FRZ_OP_Broadcast},
-    {"reduce", FRZ_OP_Reduce},                 {"_reduce_oop", FRZ_OP_Reduce},
-    {"all_gather", FRZ_OP_AllGather},          {"allgather", FRZ_OP_AllGather},
-    {"_allgather_base", FRZ_OP_AllGather},     {"all_gather_base", FRZ_OP_AllGather},
-    {"allgather_coalesced", FRZ_OP_AllGather}, {"allgather_into_tensor_coalesced", FRZ_OP_AllGather},
-    {"all_gather_into_tensor_coalesced", FRZ_OP_AllGather},
-    {"reduce_scatter", FRZ_OP_ReduceScatter},  {"_reduce_scatter_base", FRZ_OP_ReduceScatter},
-    {"reduce_scatter_base", FRZ_OP_ReduceScatter},
-    {"reduce_scatter_tensor_coalesced", FRZ_OP_ReduceScatter},
-    {"all_to_all", FRZ_OP_AlltoAll},           {"alltoall", FRZ_OP_AlltoAll},
-    {"alltoall_base", FRZ_OP_AlltoAll},        {"all_to_all_base", FRZ_OP_AlltoAll},
-    {"gather", FRZ_OP_Gather},                 {"scatter", FRZ_OP_Scatter},
-    {"send", FRZ_OP_Send},                     {"recv", FRZ_OP_Recv},
-    {"recvanysource", FRZ_OP_Recv},
-};
-
-/* torch ScalarType names to ncclDataType_t */
-static const struct {
-  const char *name;
-  uint8_t dtype;
-} dtype_map[] = {
-    {"Char", 0},  {"Byte", 1},   {"Bool", 1},     {"Int", 2},     {"UInt32", 3},
-    {"Long", 4},  {"UInt64", 5}, {"Half", 6},     {"Float", 7},   {"Double", 8},
-    {"BFloat16", 9}, {"Float8_e4m3fn", 10}, {"Float8_e5m2", 11},
-};
-
-/* The op of a profiling name: "nccl:all_reduce", "nccl:send 0->1"; the
- * word after the backend prefix, up to a blank.  FRZ_OP_NONE if unknown. */
-static uint16_t op_of(const char *pname)
-{
-  const char *w = strchr(pname, ':');
-  w = w ? w + 1 : pname;
-  size_t n = strcspn(w, " ");
-  for (size_t i = 0; i < sizeof op_map / sizeof *op_map; i++)
-    if (strlen(op_map[i].name) == n && strncmp(op_map[i].name, w, n) == 0) return op_map[i].op;
-  return FRZ_OP_NONE;
-}
-
-/* "nccl:send 3->4" or "nccl:recv 4<-3": self and peer group ranks. */
-static int p2p_ranks(const char *pname, int32_t *self, int32_t *peer)
-{
-  const char *sp = strchr(pname, ' ');
-  long a, b;
-  char arrow[3];
-  if (!sp || sscanf(sp + 1, "%ld%2[-<>]%ld", &a, arrow, &b) != 3) return -1;
-  if ((strcmp(arrow, "->") != 0 && strcmp(arrow, "<-") != 0) || a < 0 || b < 0 ||
-      a > INT32_MAX || b > INT32_MAX)
-    return -1;
-  *self = (int32_t)a;
-  *peer = (int32_t)b;
-  return 0;
-}
-
-static uint8_t dtype_of(const pv *list)
-{
-  char b[32];
-  if (!list || (list->type != PV_LIST && list->type != PV_TUPLE) || !list->n) return NO_DTYPE;
-  pv_cstr(list->items[0], b, sizeof b);
-  for (size_t i = 0; i < sizeof dtype_map / sizeof *dtype_map; i++)
-    if (strcmp(dtype_map[i].name, b) == 0) return dtype_map[i].dtype;
-  return NO_DTYPE;
-}
-
-/* Elements in a list of shapes ([[2, 3], [4]] -> 10), saturating. */
-static uint64_t numel_of(const pv *shapes)
-{
-  uint64_t total = 0;
-  if (!shapes || (shapes->type != PV_LIST && shapes->type != PV_TUPLE)) return 0;
-  for (uint32_t i = 0; i < shapes->n; i++) {
-    const pv *s = shapes->items[i];
-    if (s->type != PV_LIST && s->type != PV_TUPLE) continue;
-    uint64_t n = 1;
-    for (uint32_t k = 0; k < s->n; k++) {
-      int64_t d;
-      if (pv_int(s->items[k], &d) || d < 0) d = 0;
-      n = d && n > UINT64_MAX / (uint64_t)d ? UINT64_MAX : n * (uint64_t)d;
-    }
-    total = total > UINT64_MAX - n ? UINT64_MAX : total + n;
-  }
-  return total;
-}
-
-/* ---- process groups -------------------------------------------------------- */
-
-/* Ranks from "[0, 1, 2]" (pg_config writes a string) or a list of ints. */
-static int parse_ranks(const pv *v, pt_pg *g)
-{
-  g->nranks = -1;
-  if (!v) return 0;
-  uint32_t cap = 0, n = 0;
-  int32_t *r = NULL;
-  if (v->type == PV_LIST || v->type == PV_TUPLE) {
-    cap = v->n;
-    r = malloc((cap ? cap : 1) * sizeof *r);
-    if (!r) return -1;
-    for (uint32_t i = 0; i < v->n; i++) {
-      int64_t x;
-      if (pv_int(v->items[i], &x) || x < 0 || x > INT32_MAX) {
-        free(r);
-        return 0;
-      }
-      r[n++] = (int32_t)x;
-    }
-  } else if (v->type == PV_STR) {
-    size_t i = 0;
-    cap = (uint32_t)(v->slen / 2 + 1);
-    r = malloc(cap * sizeof *r);
-    if (!r) return -1;
-    while (i < v->slen) {
-      char ch = v->s[i];
-      if (ch >= '0' && ch <= '9') {
-        int64_t x = 0;
-        while (i < v->slen && v->s[i] >= '0' && v->s[i] <= '9' && x <= INT32_MAX)
-          x = x * 10 + (v->s[i++] - '0');
-        if (x > INT32_MAX || n == cap) {
-          free(r);
-          return 0;
-        }
-        r[n++] = (int32_t)x;
-      } else if (ch == '[' || ch == ']' || ch == ',' || ch == ' ') {
-        i++;
-      } else { /* "all" or something else: unknown */
-        free(r);
-        return 0;
-      }
-    }
-  } else {
-    return 0;
-  }
-  g->ranks = r;
-  g->nranks = (int32_t)n;
-  if (n == 0) g->nranks = -1;
-  return 0;
-}
-
-/* FNV-1a, 64 bits. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-static uint64_t name_hash(const char *name)
-{
-  return fnv(0xcbf29ce484222325ull, name, strlen(name));
-}
-
-static pt_pg *find_pg(pt_ctx *c, const char *name)
-{
-  uint32_t pos = 0, i;
-  uint64_t h = name_hash(name);
-  while ((i = idmap_next(&c->pgmap, h, &pos)) != UINT32_MAX)
-    if (strcmp(c->pgs[i].name, name) == 0) return &c->pgs[i];
-  return NULL;
-}
-
-static pt_pg *add_pg(pt_ctx *c, const char *name)
-{
-  if (c->npgs == c->cappgs) {
-    uint32_t ncap = c->cappgs ? c->cappgs * 2 : 8;
-    pt_pg *p = ncap > c->cappgs ? realloc(c->pgs, (size_t)ncap * sizeof *p) : NULL;
-    if (!p) return NULL;
-    c->pgs = p;
-    c->cappgs = ncap;
-  }
-  pt_pg *g = &c->pgs[c->npgs];
-  memset(g, 0, sizeof *g);
-  snprintf(g->name, sizeof g->name, "%s", name);
-  g->nranks = g->self = g->comm = -1;
-  if (idmap_put(&c->pgmap, name_hash(g->name), c->npgs)) return NULL;
-  c->npgs++;
-  return g;
-}
-
-/* The group name of an entry: process_group[0], else its pg_id. */
-static const char *entry_pg_name(const pv *e, char *buf, size_t size)
-{
-  const pv *g = pv_get(e, "process_group");
-  int64_t id;
-  buf[0] = '\0';
-  if (g && (g->type == PV_TUPLE || g->type == PV_LIST) && g->n >= 1) pv_cstr(g->items[0], buf, size);
-  else if (g && g->type == PV_STR) pv_cstr(g, buf, size);
-  if (!buf[0] && pv_int(pv_get(e, "pg_id"), &id) == 0) snprintf(buf, size, "%lld", (long long)id);
-  return buf;
-}
-
-/* Groups of pg_config, then any group an entry names that pg_config lacks. */
-static frz_status load_pgs(pt_ctx *c)
-{
-  const pv *cfg = pv_get(c->root, "pg_config");
-  char nm[PT_NAME_MAX];
-  if (cfg && cfg->type == PV_DICT) {
-    for (uint32_t k = 0; k + 1 < cfg->n; k += 2) {
-      const pv *v = cfg->items[k + 1];
-      pv_cstr(cfg->items[k], nm, sizeof nm);
-      if (pv_get(v, "name")) pv_cstr(pv_get(v, "name"), nm, sizeof nm);
-      if (find_pg(c, nm)) continue;
-      pt_pg *g = add_pg(c, nm);
-      if (!g) return pv_fail(c->err, FRZ_E_NOMEM, c->name, 0, "out of memory");
-      pv_cstr(pv_get(v, "desc"), g->desc, sizeof g->desc);
-      if (parse_ranks(pv_get(v, "ranks"), g))
-        return pv_fail(c->err, FRZ_E_NOMEM, c->name, 0, "out of memory");
-    }
-  }
-  for (uint32_t i = 0; i < c->entries->n; i++) {
-    entry_pg_name(c->entries->items[i], nm, sizeof nm);
-    if (!find_pg(c, nm) && !add_pg(c, nm))
-      return pv_fail(c->err, FRZ_E_NOMEM, c->name, 0, "out of memory");
-  }
-  return FRZ_OK;
-}
-
-/* Our global rank: a "rank" field, p2p names in a listed group, a
- * one-member group, else the file name; -1 unknown.  Fills each group's
- * self rank on the way. */
-static int32_t find_rank(pt_ctx *c)
-{
-  int64_t r;
-  int32_t g = -1;
-  if (pv_int(pv_get(c->root, "rank"), &r) == 0 && r >= 0 && r <= INT32_MAX) g = (int32_t)r;
-  char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
-  for (uint32_t i = 0; i < c->entries->n; i++) {
-    const pv *e = c->entries->items[i];
-    int32_t self, peer;
-    pv_cstr(pv_get(e, "profiling_name"), pn, sizeof pn);
-    uint16_t op = op_of(pn);
-    if ((op != FRZ_OP_Send && op != FRZ_OP_Recv) || p2p_ranks(pn, &self, &peer)) continue;
-    pt_pg *p = find_pg(c, entry_pg_name(e, nm, sizeof nm));
-    if (p && p->self < 0) p->self = self;
-    if (g < 0 && p && self < p->nranks) g = p->ranks[self];
-  }
-  for (uint32_t i = 0; g < 0 && i < c->npgs; i++)
-    if (c->pgs[i].nranks == 1) g = c->pgs[i].ranks[0];
-  if (g < 0) {
-    long n = frz_pytorch_rank_from_name(c->name ? c->name : "");
-    if (n >= 0 && n <= INT32_MAX) g = (int32_t)n;
-  }
-  return g;
-}
-
-/* A comm id every member computes alike: the group's name and members. */
-static uint64_t pg_comm_id(const pt_pg *g)
-{
-  uint64_t h = fnv(0xcbf29ce484222325ull, "pytorch-pg:", 11);
-  h = fnv(h, g->name, strlen(g->name) + 1);
-  for (int32_t i = 0; i < g->nranks; i++) h = fnv(h, &g->ranks[i], sizeof g->ranks[i]);
-  return h ? h : 1;
-}
-
-/* ---- the dump ---------------------------------------------------------------- */
-
-static frz_state state_of(const pv *v)
-{
-  if (pv_str_is(v, "completed")) return FRZ_STATE_COMPLETED;
-  if (pv_str_is(v, "started")) return FRZ_STATE_STARTED;
-  return FRZ_STATE_ENQUEUED;
-}
-
-static uint64_t time_of(const pv *v)
-{
-  int64_t t;
-  return pv_int(v, &t) == 0 && t > 0 ? (uint64_t)t : 0;
-}
-
-/* "2.28.9" -> 22809 (ncclGetVersion's code). */
-static int32_t nccl_code(const pv *v)
-{
-  char b[32];
-  int ma, mi, pa = 0;
-  if (sscanf(pv_cstr(v, b, sizeof b), "%d.%d.%d", &ma, &mi, &pa) < 2 || ma < 0 || ma > 99 ||
-      mi < 0 || mi > 99 || pa < 0 || pa > 99)
-    return 0;
-  return ma * 10000 + mi * 100 + pa;
-}
-
-/* Per (comm, peer, direction) p2p counters. */
-typedef struct p2p_ctr {
-  idmap map;       /* (comm, peer, direction) -> index in next */
-  uint64_t *next;  /* the next seq of each */
-  uint32_t n, cap;
-} p2p_ctr;
-
-/* The next p2p seq of (comm, peer, dir); UINT64_MAX when out of memory. */
-static uint64_t next_p2p(p2p_ctr *t, int32_t comm, int32_t peer, uint8_t dir)
-{
-  uint64_t key = (uint64_t)(uint32_t)comm << 34 | (uint64_t)(uint32_t)peer << 2 | dir;
-  uint32_t pos = 0, i = idmap_next(&t->map, key, &pos);
-  if (i != UINT32_MAX) return t->next[i]++;
-  if (t->n == t->cap) {
-    uint32_t ncap = t->cap ? t->cap * 2 : 16;
-    uint64_t *p = ncap > t->cap ? realloc(t->next, (size_t)ncap * sizeof *p) : NULL;
-    if (!p) return UINT64_MAX;
-    t->next = p;
-    t->cap = ncap;
-  }
-  if (idmap_put(&t->map, key, t->n)) return UINT64_MAX;
-  t->next[t->n++] = 1;
-  return 0;
-}
-
-/* One record from entry e; 1 = skipped (no comm for it). */
-static int fill_record(pt_ctx *c, const frz_dump *d, const pv *e, frz_record *x, p2p_ctr *ctr,
-                       uint32_t *comm)
-{
-  char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
-  pt_pg *g = find_pg(c, entry_pg_name(e, nm, sizeof nm));
-  if (!g || g->comm < 0) return 1;
-  *comm = (uint32_t)g->comm;
-  int64_t v;
-  memset(x, 0, sizeof *x);
-  x->id = pv_int(pv_get(e, "record_id"), &v) == 0 && v >= 0 ? (uint64_t)v : 0;
-  x->comm_id = d->comms[g->comm].comm_id;
-  pv_cstr(pv_get(e, "profiling_name"), pn, sizeof pn);
-  x->op = op_of(pn);
-  const pv *isp = pv_get(e, "is_p2p");
-  int p2p = x->op == FRZ_OP_Send || x->op == FRZ_OP_Recv || (isp && isp->type == PV_BOOL && isp->num.i);
-  x->peer = -1;
-  x->redop = NO_DTYPE;
-  x->result = 0;
-  x->dtype = dtype_of(pv_get(e, "input_dtypes"));
-  if (x->dtype == NO_DTYPE) x->dtype = dtype_of(pv_get(e, "output_dtypes"));
-  x->count = numel_of(pv_get(e, x->op == FRZ_OP_ReduceScatter ? "output_sizes" : "input_sizes"));
-  if (p2p && x->op != FRZ_OP_Send && x->op != FRZ_OP_Recv) {
-    x->kind = FRZ_KIND_GROUP; /* a batch of p2p calls ("nccl:coalesced"): no pair seq */
-  } else if (p2p) {
-    int32_t self, peer;
-    x->kind = FRZ_KIND_P2P;
-    x->dir = x->op == FRZ_OP_Recv ? FRZ_DIR_RECV : FRZ_DIR_SEND;
-    if (p2p_ranks(pn, &self, &peer) == 0) x->peer = peer;
-    x->seq = next_p2p(ctr, g->comm, x->peer, x->dir);
-    if (x->seq == UINT64_MAX) return -1;
-  } else {
-    x->kind = FRZ_KIND_COLL;
-    const pv *s = pv_get(e, "collective_seq_id");
-    if (!s) s = pv_get(e, "seq_id");
-    x->seq = pv_int(s, &v) == 0 && v >= 0 ? (uint64_t)v : 0;
-  }
-  x->state = (uint8_t)state_of(pv_get(e, "state"));
-  x->t_enqueue_ns = time_of(pv_get(e, "time_created_ns"));
-  x->t_start_ns = time_of(pv_get(e, "time_discovered_started_ns"));
-  x->t_complete_ns = time_of(pv_get(e, "time_discovered_completed_ns"));
-  return 0;
-}
 
 /* A retained collective record: its comm (index in the comm table) and
  * seq << 1 | completed. */
@@ -412,59 +28,145 @@ static int cmp_seqkey(const void *x, const void *y)
   return (a->key > b->key) - (a->key < b->key);
 }
 
-/* Comm m's counters from its retained collective records (k[0..n), sorted),
- * the highest seq seen started, and its pg_status entry `st` (or NULL). */
-static void fill_counters(frz_comm *m, const seqkey *k, uint64_t n, int64_t started, const pv *st)
+/* What one group's entries say besides its collective records. */
+typedef struct pg_facts {
+  int64_t p2p_coll_seq;  /* highest collective_seq_id a p2p entry carries; -1 none */
+  uint64_t last_id;      /* record_id of its newest entry */
+  uint8_t last_p2p;      /* its newest entry is a p2p op (or a p2p batch) */
+  uint8_t any;
+} pg_facts;
+
+/* pg_status's counters of g: -1 each when absent. */
+static void status_of(const pt_pg *g, int64_t *enq, int64_t *sst, int64_t *comp)
 {
-  int64_t enq = -1, comp = -1, sst = -1;
-  pv_int(pv_get(st, "last_enqueued_collective"), &enq);
-  pv_int(pv_get(st, "last_completed_collective"), &comp);
-  pv_int(pv_get(st, "last_started_collective"), &sst);
-  if (!n) {
-    m->last_enqueued_seq = enq >= 0 ? enq : -1;
-    m->last_started_seq = sst >= 0 ? sst : -1;
-    m->last_completed_seq = comp >= 0 ? comp : -1;
-    m->next_seq = (uint64_t)(m->last_enqueued_seq + 1);
+  *enq = *sst = *comp = -1;
+  if (!g->status) return;
+  pv_int(pv_get(g->status, "last_enqueued_collective"), enq);
+  pv_int(pv_get(g->status, "last_started_collective"), sst);
+  pv_int(pv_get(g->status, "last_completed_collective"), comp);
+}
+
+/* Comm m's counters from its retained collective records (k[0..n), sorted),
+ * the highest seq seen started, the facts of its entries and its pg_status.
+ * PyTorch's collective seqs start at 1: seq 0 stands for the group's
+ * creation and counts as completed.  pg_status holds the seq of the group's
+ * last work, which is its p2p counter when that work was a p2p op
+ * (ProcessGroupNCCL's work seq_), so it counts collectives only when the
+ * newest entry of the group is a collective; without any entry it is all
+ * there is (FRZ_PT_CTR_STATUS), without a pg_id for the group nothing is
+ * known (FRZ_PT_CTR_UNKNOWN). */
+static void fill_counters(frz_comm *m, frz_pt_comm *pc, const seqkey *k, uint64_t n,
+                          int64_t started, const pg_facts *f, const pt_pg *g)
+{
+  int64_t enq, sst, comp;
+  status_of(g, &enq, &sst, &comp);
+  if (!f->any && g->never_recorded && !g->status) { /* created, nothing enqueued */
+    pc->counters = FRZ_PT_CTR_STATUS;
+    m->last_enqueued_seq = m->last_completed_seq = 0;
+    m->last_started_seq = -1;
+    m->next_seq = m->first_retained_seq = 1;
+    return;
+  }
+  if (!f->any) {
+    pc->counters = g->status ? FRZ_PT_CTR_STATUS : FRZ_PT_CTR_UNKNOWN;
+    if (!g->status) {
+      m->last_enqueued_seq = m->last_started_seq = m->last_completed_seq = -1;
+      m->next_seq = m->first_retained_seq = 1;
+      return;
+    }
+    m->last_enqueued_seq = enq > 0 ? enq : 0;
+    m->last_started_seq = sst;
+    m->last_completed_seq = comp > 0 ? comp : 0;
+    if (m->last_completed_seq > m->last_enqueued_seq) m->last_completed_seq = m->last_enqueued_seq;
+    m->next_seq = (uint64_t)m->last_enqueued_seq + 1;
     m->first_retained_seq = m->next_seq;
     return;
   }
-  uint64_t lo = k[0].key >> 1, hi = k[n - 1].key >> 1;
+  pc->counters = FRZ_PT_CTR_ENTRIES;
+  if (f->last_p2p) enq = sst = comp = -1; /* p2p numbers: not ours */
+  int64_t hi = enq > f->p2p_coll_seq ? enq : f->p2p_coll_seq;
+  if (n && (int64_t)(k[n - 1].key >> 1) > hi) hi = (int64_t)(k[n - 1].key >> 1);
+  if (hi < 0) hi = 0;
+  m->last_enqueued_seq = hi;
+  m->last_started_seq = started > sst ? started : sst;
+  m->next_seq = (uint64_t)hi + 1;
+  if (!n) {
+    /* no collective retained: the ones before were completed (a pending one
+     * would be retained), up to what pg_status says when it counts them */
+    m->first_retained_seq = m->next_seq;
+    m->last_completed_seq = comp >= 0 ? comp : hi;
+    if (m->last_completed_seq > hi) m->last_completed_seq = hi;
+    return;
+  }
+  uint64_t lo = k[0].key >> 1;
   m->first_retained_seq = lo;
-  m->last_enqueued_seq = (int64_t)hi;
-  m->last_started_seq = started;
-  m->next_seq = hi + 1;
   /* every seq before the retained window is taken as completed (PyTorch
    * keeps no record of it); then the gap-free completed run of the window */
-  int64_t lc = lo > 1 ? (int64_t)lo - 1 : -1;
+  int64_t lc = lo > 0 ? (int64_t)lo - 1 : 0;
   for (uint64_t i = 0; i < n; i++) {
     uint64_t s = k[i].key >> 1;
     if (i && s == k[i - 1].key >> 1) continue;
-    if ((int64_t)s != lc + 1 && !(lc < 0 && i == 0)) break;
+    if ((int64_t)s > lc + 1) break;
+    if ((int64_t)s <= lc) continue;
     if (!(k[i].key & 1)) break;
     lc = (int64_t)s;
   }
-  m->last_completed_seq = lc;
+  if (comp > lc) lc = comp;
+  m->last_completed_seq = lc > hi ? hi : lc;
 }
 
-/* Every comm's counters, in one sort of the records. */
+/* The facts of every group's entries (facts[pg index]). */
+static void entry_facts(pt_ctx *c, pg_facts *facts)
+{
+  char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
+  for (uint32_t i = 0; i < c->npgs; i++) facts[i] = (pg_facts){-1, 0, 0, 0};
+  for (uint32_t i = 0; i < c->nentries; i++) {
+    const pv *e = c->entries->items[i];
+    pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
+    if (!g) continue;
+    pg_facts *f = &facts[g - c->pgs];
+    int64_t id = 0, cs = -1;
+    pv_int(pv_get(e, "record_id"), &id);
+    pv_cstr(pv_get(e, "profiling_name"), pn, sizeof pn);
+    int32_t self, peer;
+    const pv *isp = pv_get(e, "is_p2p");
+    int p2p = pt_p2p_ranks(pn, &self, &peer) == 0 || (isp && isp->type == PV_BOOL && isp->num.i);
+    if (p2p && pv_int(pv_get(e, "collective_seq_id"), &cs) == 0 && cs > f->p2p_coll_seq)
+      f->p2p_coll_seq = cs;
+    if (!f->any || (uint64_t)id >= f->last_id) {
+      f->last_id = (uint64_t)id;
+      f->last_p2p = (uint8_t)p2p;
+    }
+    f->any = 1;
+  }
+}
+
+/* Every comm's counters, in one sort of the records.  Collective records
+ * at or below pg_status's last completed collective are completed, what
+ * their own state says (members of coalesced groups, whose closing record
+ * left an onlyActive dump, and states caught before the watchdog's update). */
 static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm, const uint32_t *comm_pg)
 {
   seqkey *k = malloc((d->nrecords ? d->nrecords : 1) * sizeof *k);
   int64_t *started = malloc((d->ncomms ? d->ncomms : 1) * sizeof *started);
-  idmap sm;
-  memset(&sm, 0, sizeof sm);
-  const pv *status = pv_get(c->root, "pg_status");
-  frz_status rc = FRZ_OK;
-  if (!k || !started) goto nomem;
-  for (uint32_t i = 0; status && status->type == PV_DICT && i + 1 < status->n; i += 2) {
-    char nm[PT_NAME_MAX];
-    if (idmap_put(&sm, name_hash(pv_cstr(status->items[i], nm, sizeof nm)), i + 1)) goto nomem;
+  pg_facts *facts = malloc((c->npgs ? c->npgs : 1) * sizeof *facts);
+  if (!k || !started || !facts) {
+    free(k);
+    free(started);
+    free(facts);
+    return pt_nomem(c);
   }
+  entry_facts(c, facts);
   for (uint32_t m = 0; m < d->ncomms; m++) started[m] = -1;
   uint64_t n = 0;
   for (uint64_t i = 0; i < d->nrecords; i++) {
-    const frz_record *r = &d->records[i];
-    if (r->kind != FRZ_KIND_COLL || r->seq > (UINT64_MAX >> 2)) continue;
+    frz_record *r = &d->records[i];
+    if ((r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_LIFE) || r->seq > (UINT64_MAX >> 2)) continue;
+    const pt_pg *g = &c->pgs[comm_pg[rec_comm[i]]];
+    int64_t enq, sst, comp;
+    status_of(g, &enq, &sst, &comp);
+    if (!facts[g - c->pgs].last_p2p && comp >= 0 && r->seq <= (uint64_t)comp)
+      r->state = FRZ_STATE_COMPLETED;
     k[n++] = (seqkey){rec_comm[i], r->seq << 1 | (r->state == FRZ_STATE_COMPLETED)};
     if (r->state >= FRZ_STATE_STARTED && (int64_t)r->seq > started[rec_comm[i]])
       started[rec_comm[i]] = (int64_t)r->seq;
@@ -474,44 +176,81 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
   for (uint32_t m = 0; m < d->ncomms; m++) {
     uint64_t b = a;
     while (b < n && k[b].comm == m) b++;
-    const char *name = c->pgs[comm_pg[m]].name;
-    const pv *st = NULL;
-    uint32_t pos = 0, v;
-    while (!st && (v = idmap_next(&sm, name_hash(name), &pos)) != UINT32_MAX)
-      if (pv_str_is(status->items[v - 1], name)) st = status->items[v];
-    fill_counters(&d->comms[m], k + a, b - a, started[m], st);
+    const pt_pg *g = &c->pgs[comm_pg[m]];
+    fill_counters(&d->comms[m], &d->pt->comms[m], k + a, b - a, started[m], &facts[comm_pg[m]], g);
     a = b;
   }
-  goto out;
-nomem:
-  rc = pv_fail(c->err, FRZ_E_NOMEM, c->name, 0, "out of memory");
-out:
   free(k);
   free(started);
-  idmap_free(&sm);
-  return rc;
+  free(facts);
+  return FRZ_OK;
 }
 
-static frz_status check_version(pt_ctx *c)
+/* Keys PyTorch's Flight Recorder writes up to format 2.10 (top level and
+ * entries); others come from a newer minor version and are skipped. */
+static const char *const known_keys[] = {
+    "version", "pg_config", "pg_status", "comm_lib_version", "nccl_version", "entries",
+    "nccl_comm_state", "rank", "record_id", "pg_id", "process_group", "collective_seq_id",
+    "p2p_seq_id", "op_id", "seq_id", "profiling_name", "time_created_ns", "duration_ms",
+    "input_sizes", "input_dtypes", "output_sizes", "output_dtypes", "state",
+    "time_discovered_started_ns", "time_discovered_completed_ns", "retired", "timeout_ms",
+    "is_p2p", "thread_id", "thread_name", "frames", "stack_id", "traceback",
+};
+
+static int known_key(const pv *k)
+{
+  for (size_t i = 0; i < sizeof known_keys / sizeof *known_keys; i++)
+    if (pv_str_is(k, known_keys[i])) return 1;
+  return 0;
+}
+
+/* Keys of dict v that are not known_keys. */
+static uint32_t unknown_keys(const pv *v)
+{
+  uint32_t n = 0;
+  if (v && v->type == PV_DICT)
+    for (uint32_t k = 0; k + 1 < v->n; k += 2)
+      if (!known_key(v->items[k])) n++;
+  return n;
+}
+
+/* Format major 2 is read whatever its minor (PyTorch bumps the minor when
+ * it adds fields; the fields we know keep their meaning); a newer minor
+ * than FRZ_PT_VERSION_MAX_MINOR is noted in pt->skipped_fields. */
+static frz_status check_version(pt_ctx *c, frz_pt_info *pt)
 {
   char b[32];
   const pv *v = pv_get(c->root, "version");
   int ma, mi;
   if (!v) return FRZ_OK; /* the oldest dumps carry none */
-  if (sscanf(pv_cstr(v, b, sizeof b), "%d.%d", &ma, &mi) != 2)
-    return bad(c, "unreadable Flight Recorder version: ", b);
-  if (ma != 2 || mi > FRZ_PT_VERSION_MAX_MINOR) {
+  pv_cstr(v, b, sizeof b);
+  snprintf(pt->version, sizeof pt->version, "%.15s", b);
+  if (sscanf(b, "%d.%d", &ma, &mi) != 2) return pt_bad(c, "unreadable Flight Recorder version: ", b);
+  if (ma != 2)
     return pv_fail(c->err, FRZ_E_VERSION, c->name, 0,
-                   "PyTorch Flight Recorder format version %s is not supported (2.0 to 2.%d are)",
-                   b, FRZ_PT_VERSION_MAX_MINOR);
+                   "PyTorch Flight Recorder format version %s is not supported (2.x is)", b);
+  if (mi > FRZ_PT_VERSION_MAX_MINOR) {
+    uint32_t n = unknown_keys(c->root);
+    for (uint32_t i = 0; i < c->nentries && i < 64; i++) n += unknown_keys(c->entries->items[i]);
+    pt->skipped_fields = n ? n : 1;
   }
   return FRZ_OK;
+}
+
+/* "2.28.9" -> 22809 (ncclGetVersion's code). */
+static int32_t nccl_code(const pv *v)
+{
+  char b[32];
+  int ma, mi, pa = 0;
+  if (sscanf(pv_cstr(v, b, sizeof b), "%d.%d.%d", &ma, &mi, &pa) < 2 || ma < 0 || ma > 99 ||
+      mi < 0 || mi > 99 || pa < 0 || pa > 99)
+    return 0;
+  return ma * 10000 + mi * 100 + pa;
 }
 
 static void fill_process(pt_ctx *c, frz_dump *d, int32_t rank, const char *form)
 {
   frz_process *p = &d->process;
-  char ver[32];
   p->global_rank = rank;
   p->world_size = -1;
   p->local_rank = -1;
@@ -523,7 +262,7 @@ static void fill_process(pt_ctx *c, frz_dump *d, int32_t rank, const char *form)
   snprintf(p->job_id, sizeof p->job_id, "pytorch");
   p->nccl_version = nccl_code(pv_get(c->root, "comm_lib_version"));
   if (!p->nccl_version) p->nccl_version = nccl_code(pv_get(c->root, "nccl_version"));
-  uint64_t latest = 0, first_id = UINT64_MAX, last_id = 0;
+  uint64_t latest = 0, first_id = UINT64_MAX, last_id = 0, done = 0;
   for (uint64_t i = 0; i < d->nrecords; i++) {
     const frz_record *r = &d->records[i];
     uint64_t t[3] = {r->t_enqueue_ns, r->t_start_ns, r->t_complete_ns};
@@ -531,6 +270,7 @@ static void fill_process(pt_ctx *c, frz_dump *d, int32_t rank, const char *form)
       if (t[k] > latest) latest = t[k];
     if (r->id < first_id) first_id = r->id;
     if (r->id > last_id) last_id = r->id;
+    if (r->state == FRZ_STATE_COMPLETED) done++;
   }
   /* PyTorch's times are wall clock: realtime == "monotonic" here */
   p->anchor_realtime_ns = p->anchor_monotonic_ns = latest;
@@ -539,8 +279,11 @@ static void fill_process(pt_ctx *c, frz_dump *d, int32_t rank, const char *form)
   p->trigger_rank = -1;
   p->records_total = d->nrecords ? last_id + 1 : 0;
   p->records_dropped = d->nrecords ? first_id : 0;
-  snprintf(p->trigger_text, sizeof p->trigger_text, "PyTorch Flight Recorder %s dump, format %s",
-           form, pv_cstr(pv_get(c->root, "version"), ver, sizeof ver)[0] ? ver : "unknown");
+  const char *kind = !c->entries ? ", without entries"
+                     : !c->nentries ? ", no entry"
+                     : !done ? ", only active entries" : "";
+  snprintf(p->trigger_text, sizeof p->trigger_text, "PyTorch Flight Recorder %s dump, format %s%s",
+           form, d->pt->version[0] ? d->pt->version : "unknown", kind);
 }
 
 /* The conversion proper, once the tree is built. */
@@ -548,49 +291,54 @@ static frz_status convert(pt_ctx *c, const char *form, frz_dump *d)
 {
   frz_status st;
   if (!c->root || c->root->type != PV_DICT)
-    return bad(c, "not a PyTorch Flight Recorder dump: ", "the top level is not a dict");
+    return pt_bad(c, "not a PyTorch Flight Recorder dump: ", "the top level is not a dict");
   c->entries = pv_get(c->root, "entries");
-  if (!c->entries || c->entries->type != PV_LIST)
-    return bad(c, "not a PyTorch Flight Recorder dump: ", "no \"entries\" list");
-  for (uint32_t i = 0; i < c->entries->n; i++)
-    if (c->entries->items[i]->type != PV_DICT) return bad(c, "not a PyTorch Flight Recorder dump: ", "an entry is not a dict");
-  if ((st = check_version(c)) || (st = load_pgs(c))) return st;
-  int32_t rank = find_rank(c);
+  if (c->entries && c->entries->type != PV_LIST)
+    return pt_bad(c, "not a PyTorch Flight Recorder dump: ", "\"entries\" is not a list");
+  if (!c->entries && !pv_get(c->root, "pg_status") && !pv_get(c->root, "pg_config"))
+    return pt_bad(c, "not a PyTorch Flight Recorder dump: ",
+                  "no \"entries\", \"pg_status\" or \"pg_config\"");
+  c->nentries = c->entries ? c->entries->n : 0;
+  for (uint32_t i = 0; i < c->nentries; i++)
+    if (c->entries->items[i]->type != PV_DICT)
+      return pt_bad(c, "not a PyTorch Flight Recorder dump: ", "an entry is not a dict");
+  d->pt = calloc(1, sizeof *d->pt);
+  if (!d->pt) return pt_nomem(c);
+  if ((st = check_version(c, d->pt)) || (st = pt_load_pgs(c))) return st;
+  int32_t rank = pt_find_rank(c);
   d->comms = calloc(c->npgs ? c->npgs : 1, sizeof *d->comms);
-  d->records = calloc(c->entries->n ? c->entries->n : 1, sizeof *d->records);
-  if (!d->comms || !d->records) return pv_fail(c->err, FRZ_E_NOMEM, c->name, 0, "out of memory");
+  d->pt->comms = calloc(c->npgs ? c->npgs : 1, sizeof *d->pt->comms);
+  d->records = calloc(c->nentries ? c->nentries : 1, sizeof *d->records);
+  d->pt->records = calloc(c->nentries ? c->nentries : 1, sizeof *d->pt->records);
+  if (!d->comms || !d->records || !d->pt->comms || !d->pt->records) return pt_nomem(c);
   for (uint32_t i = 0; i < c->npgs; i++) {
     pt_pg *g = &c->pgs[i];
-    int32_t self = -1;
-    for (int32_t k = 0; rank >= 0 && k < g->nranks; k++)
-      if (g->ranks[k] == rank) self = k;
+    int32_t self = g->self;
     if (g->nranks > 0 && self < 0 && rank >= 0) continue; /* listed, and we are not a member */
-    if (self < 0) self = g->self;
     frz_comm *m = &d->comms[d->ncomms];
+    frz_pt_comm *pc = &d->pt->comms[d->ncomms];
     g->comm = (int32_t)d->ncomms++;
-    m->comm_id = pg_comm_id(g);
+    m->comm_id = pt_pg_comm_id(g);
     m->nranks = g->nranks;
     m->rank = self;
     m->split_color = -1;
     m->cuda_device = -1;
     m->last_enqueued_seq = m->last_started_seq = m->last_completed_seq = -1;
+    pc->pg_id = g->pg_id;
+    snprintf(pc->name, sizeof pc->name, "%s", g->name);
+    snprintf(pc->desc, sizeof pc->desc, "%s", g->desc);
   }
-  p2p_ctr ctr;
-  memset(&ctr, 0, sizeof ctr);
-  uint32_t *rec_comm = malloc((c->entries->n ? c->entries->n : 1) * sizeof *rec_comm);
+  uint32_t *rec_comm = malloc((c->nentries ? c->nentries : 1) * sizeof *rec_comm);
   uint32_t *comm_pg = malloc((d->ncomms ? d->ncomms : 1) * sizeof *comm_pg);
-  int rc = rec_comm && comm_pg ? 0 : -1;
-  for (uint32_t i = 0; i < c->npgs; i++)
-    if (comm_pg && c->pgs[i].comm >= 0) comm_pg[c->pgs[i].comm] = i;
-  for (uint32_t i = 0; i < c->entries->n && rc >= 0; i++) {
-    rc = fill_record(c, d, c->entries->items[i], &d->records[d->nrecords], &ctr,
-                     &rec_comm[d->nrecords]);
-    if (rc == 0) d->nrecords++;
+  if (!rec_comm || !comm_pg) {
+    free(rec_comm);
+    free(comm_pg);
+    return pt_nomem(c);
   }
-  idmap_free(&ctr.map);
-  free(ctr.next);
-  st = rc < 0 ? pv_fail(c->err, FRZ_E_NOMEM, c->name, 0, "out of memory")
-              : all_counters(c, d, rec_comm, comm_pg);
+  for (uint32_t i = 0; i < c->npgs; i++)
+    if (c->pgs[i].comm >= 0) comm_pg[c->pgs[i].comm] = i;
+  st = pt_fill_records(c, d, rec_comm);
+  if (!st) st = all_counters(c, d, rec_comm, comm_pg);
   free(rec_comm);
   free(comm_pg);
   if (st) return st;

@@ -41,6 +41,10 @@ frz_pt_form frz_pytorch_sniff(const void *buf, size_t len);
 #define FRZ_PT_VERSION_MIN_MINOR 0
 #define FRZ_PT_VERSION_MAX_MINOR 10
 
+/* p2p seqs of imported records are aligned at this value: the first op of
+ * a (comm, peer, direction) that did not complete gets it (pytorch_ops.c). */
+#define FRZ_PT_P2P_BASE ((uint64_t)1 << 32)
+
 /* Convert one PyTorch FR file image into *out.  `name` is used in error
  * messages and, when the content does not say, for the rank (the trailing
  * integer of its last path component).  Errors name the file and the byte

@@ -152,13 +152,24 @@ static void record(FILE *o, const fd_input *in, size_t i, const frz_record *r, u
   if (t0 < last_end[tid]) t0 = last_end[tid];
   if (t1 > last_end[tid]) last_end[tid] = t1;
   char name[96];
+  /* PyTorch dumps: p2p ops by PyTorch's p2p_seq_id, ops we have no name
+   * for by PyTorch's (when it is a plain identifier, safe in JSON) */
+  uint64_t pseq = r->seq;
+  const char *op = frz_op_name(r->op);
+  if (d->pt) {
+    const frz_pt_record *p = &d->pt->records[r - d->records];
+    if (r->kind == FRZ_KIND_P2P) pseq = p->p2p_seq_id;
+    const char *pn = p->name < d->pt->nnames ? d->pt->names[p->name] : "";
+    if (r->op == FRZ_OP_NONE && pn[0] && strspn(pn, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(pn))
+      op = pn;
+  }
   if (r->kind == FRZ_KIND_P2P)
-    snprintf(name, sizeof name, "%s %s %d #%" PRIu64, frz_op_name(r->op), r->dir == FRZ_DIR_RECV ? "from" : "to",
-             r->peer, r->seq);
+    snprintf(name, sizeof name, "%s %s %d #%" PRIu64, op, r->dir == FRZ_DIR_RECV ? "from" : "to",
+             r->peer, pseq);
   else if (r->kind == FRZ_KIND_GROUP)
-    snprintf(name, sizeof name, "%s", frz_op_name(r->op));
+    snprintf(name, sizeof name, "%.80s", op);
   else
-    snprintf(name, sizeof name, "%s seq %" PRIu64, frz_op_name(r->op), r->seq);
+    snprintf(name, sizeof name, "%.60s seq %" PRIu64, op, r->seq);
   int done = r->state == FRZ_STATE_COMPLETED && t1 >= t0;
   fprintf(o, ",\n{\"ph\":\"%s\",\"cat\":\"nccl\",\"name\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%u,\"ts\":",
           done ? "X" : "B", name, pid_of(in, i), tid);

@@ -24,7 +24,7 @@ static void comm_state(const fa_comm *c, char *buf, size_t len)
              c->stuck_seq, c->nlagging, c->nwaiting, c->nno_dump);
   else if (c->has_mismatch)
     snprintf(buf, len, "mismatch at seq %" PRIu64, c->mismatch.seq);
-  else if (c->last_completed >= 0)
+  else if (fa_shown_completed(c) >= 0)
     snprintf(buf, len, "completed through seq %" PRId64, c->last_completed);
   else
     snprintf(buf, len, "nothing completed");

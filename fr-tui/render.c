@@ -69,8 +69,13 @@ static void draw_comm_line(const view *v, tgrid *g, int r)
     return;
   }
   const fa_comm *c = &v->a->comms[v->comm];
-  int x = grid_printf(g, r, 0, TA_HEAD, "comm %016" PRIx64 " (%d/%u)  %d ranks  seqs %" PRId64 "..%" PRId64,
-                      c->id, v->comm + 1, v->a->ncomms, c->size, v->seq_lo, v->seq_hi);
+  int x = grid_printf(g, r, 0, TA_HEAD, "comm %016" PRIx64 " (%d/%u)", c->id, v->comm + 1, v->a->ncomms);
+  if (c->pt) { /* a PyTorch process group: its desc and name */
+    char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
+    x = grid_printf(g, r, x, TA_HEAD, "  %s pg %s", fa_sanitize(c->pt->desc, desc, sizeof desc),
+                    fa_sanitize(c->pt->name, name, sizeof name));
+  }
+  x = grid_printf(g, r, x, TA_HEAD, "  %d ranks  seqs %" PRId64 "..%" PRId64, c->size, v->seq_lo, v->seq_hi);
   if (c->stuck)
     x = grid_printf(g, r, x, TA_HEAD, "  stuck seq %" PRIu64, c->stuck_seq);
   if (c->has_mismatch)
@@ -253,18 +258,22 @@ static void draw_detail(const view *v, tgrid *g, int r0)
       grid_printf(g, r0 + 2, 0, TA_NONE, "not retained: the ring starts at seq %" PRIu64,
                   fc->first_retained_seq);
     /* what the other members called there */
-    const frz_record *o = v->sel_seq >= 0 ? fa_comm_record(v->a, &v->a->comms[v->comm], (uint64_t)v->sel_seq)
+    const frz_dump *od = NULL;
+    const frz_record *o = v->sel_seq >= 0 ? fa_comm_record_in(v->a, &v->a->comms[v->comm], (uint64_t)v->sel_seq, &od)
                                           : NULL;
+    char onm[FRZ_PT_NAME_MAX];
     if (o)
       grid_printf(g, r0 + 3, 0, TA_NONE, "the others called %s  count %" PRIu64 "  %s  %s there",
-                  frz_op_name(o->op), o->count, frz_dtype_name(o->dtype), frz_redop_name(o->redop));
+                  fa_sanitize(fa_record_op_name(od, o), onm, sizeof onm), o->count, frz_dtype_name(o->dtype),
+                  frz_redop_name(o->redop));
   } else {
     char root[32] = "-";
     if (rec->peer >= 0)
       snprintf(root, sizeof root, "%d", rec->peer);
+    char nm[FRZ_PT_NAME_MAX];
     grid_printf(g, r0 + 2, 0, TA_NONE, "%s  count %" PRIu64 "  %s  %s  root/peer %s  group %" PRIu64 "  state %s",
-                frz_op_name(rec->op), rec->count, frz_dtype_name(rec->dtype), frz_redop_name(rec->redop),
-                root, rec->group_id, frz_state_name(rec->state));
+                fa_sanitize(fa_record_op_name(&f->dump, rec), nm, sizeof nm), rec->count, frz_dtype_name(rec->dtype),
+                frz_redop_name(rec->redop), root, rec->group_id, frz_state_name(rec->state));
 
     x = grid_printf(g, r0 + 3, 0, TA_NONE, "enqueued %+.3f ms", rel_ms(rec->t_enqueue_ns, p->frame_time_ns));
     x = rec->t_start_ns ? grid_printf(g, r0 + 3, x, TA_NONE, "  started %+.3f ms",

@@ -1,7 +1,7 @@
 # librecorder/: the in-process recorder, preloaded into every rank.
 pkglib_LTLIBRARIES += librecorder/librecorder.la
 librecorder_librecorder_la_SOURCES = \
-	librecorder/nccl/fr_nccl.h librecorder/nccl/fr_cuda.h librecorder/nccl/nccl_api.def \
+	librecorder/nccl/fr_nccl.h librecorder/nccl/fr_cuda.h \
 	librecorder/recorder.h librecorder/log.c librecorder/config.c \
 	librecorder/identity.h librecorder/identity.c \
 	librecorder/ring.h librecorder/ring.c \

@@ -53,18 +53,71 @@ const frz_record *fa_member_record(const fa_analysis *a, const fa_member *m, uin
   return m->frame >= 0 ? fa_frame_record(&a->frames[m->frame], (uint32_t)m->entry, seq) : NULL;
 }
 
-const frz_record *fa_comm_record(const fa_analysis *a, const fa_comm *c, uint64_t seq)
+const frz_record *fa_comm_record_in(const fa_analysis *a, const fa_comm *c, uint64_t seq,
+                                    const frz_dump **d)
 {
   const frz_record *any = NULL;
+  const frz_dump *anyd = NULL;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->rank < 0) continue;
     const frz_record *rec = fa_member_record(a, m, seq);
     if (!rec) continue;
-    if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD) return rec;
-    if (!any) any = rec;
+    if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD ||
+        m->state == FA_MEMBER_UNFINISHED) {
+      if (d) *d = &a->frames[m->frame].dump;
+      return rec;
+    }
+    if (!any) {
+      any = rec;
+      anyd = &a->frames[m->frame].dump;
+    }
   }
+  if (d) *d = anyd;
   return any;
+}
+
+const frz_record *fa_comm_record(const fa_analysis *a, const fa_comm *c, uint64_t seq)
+{
+  return fa_comm_record_in(a, c, seq, NULL);
+}
+
+const char *fa_record_op_name(const frz_dump *d, const frz_record *r)
+{
+  if (d && d->pt && r >= d->records && r < d->records + d->nrecords) {
+    uint32_t k = d->pt->records[r - d->records].name;
+    if (k < d->pt->nnames) return d->pt->names[k];
+  }
+  return frz_op_name(r->op);
+}
+
+int64_t fa_shown_completed(const fa_comm *c)
+{
+  return c->pt && c->last_completed == 0 ? -1 : c->last_completed;
+}
+
+char *fa_comm_label(const fa_comm *c, char *buf, size_t len)
+{
+  char hex[17], desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX], rs[96];
+  fa_hex(c->id, hex);
+  if (!c->pt) {
+    snprintf(buf, len, "%s", hex);
+    return buf;
+  }
+  int32_t *g = malloc((size_t)(c->size > 0 ? c->size : 1) * sizeof *g);
+  uint32_t n = 0;
+  for (int32_t r = 0; g && r < c->size; r++)
+    if (c->members[r].global_rank >= 0) g[n++] = c->members[r].global_rank;
+  fa_ranks set = {g, n};
+  fa_ranks_sort(&set);
+  rs[0] = '\0';
+  if (n) fa_format_ranks(set.v, set.n, rs, sizeof rs);
+  free(g);
+  fa_sanitize(c->pt->desc, desc, sizeof desc);
+  fa_sanitize(c->pt->name, name, sizeof name);
+  snprintf(buf, len, "%s (%s%spg %s%s%s%s)", hex, desc, desc[0] ? ", " : "", name,
+           rs[0] ? ", rank" : "", rs[0] && set.n != 1 ? "s " : (rs[0] ? " " : ""), rs);
+  return buf;
 }
 
 int32_t fa_find_comm(const fa_analysis *a, uint64_t id)
@@ -105,7 +158,7 @@ int fa_comm_ranks(const fa_comm *c, fa_member_state s, fa_ranks *out)
 /* Has member m not joined the stuck op of c? */
 static int not_joined(const fa_comm *c, const fa_member *m)
 {
-  return c->stuck && (m->state == FA_MEMBER_LAGGING || m->state == FA_MEMBER_NO_DUMP ||
+  return c->stuck && !m->counters_unknown && (m->state == FA_MEMBER_LAGGING || m->state == FA_MEMBER_NO_DUMP ||
                       m->state == FA_MEMBER_IDLE);
 }
 
@@ -142,7 +195,7 @@ static void effective_completion(fa_comm *c)
   int64_t best_tracked = -2, min_enq = INT64_MAX;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->rank < 0) continue;
+    if (m->rank < 0 || m->counters_unknown) continue;
     if (m->tracked && m->last_completed > best_tracked) best_tracked = m->last_completed;
     if (m->last_enqueued < min_enq) min_enq = m->last_enqueued;
   }
@@ -156,9 +209,31 @@ static void effective_completion(fa_comm *c)
   int64_t assumed = c->tracked ? best_tracked : min_enq;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
-    if (m->rank < 0 || m->tracked) continue;
+    if (m->rank < 0 || m->tracked || m->counters_unknown) continue;
     m->last_completed = m->last_enqueued < assumed ? m->last_enqueued : assumed;
   }
+}
+
+/* Members whose work at the stuck seq never finished while other members
+ * completed it: the op ran (a collective completes on a member only once
+ * every member's part of it moved), so they wait for nobody; their own
+ * device side stopped (a GPU error, a kernel that cannot finish).  They are
+ * unfinished, not waiting. */
+static int find_unfinished(fa_analysis *a, fa_comm *c)
+{
+  (void)a;
+  /* members that call different things at or before the stuck seq explain
+   * a split on their own (one side's op can finish without the other's) */
+  if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) return 0;
+  if (!c->stuck || !c->npassed || !c->nwaiting || c->nlagging || c->nahead) return 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_WAITING) continue;
+    m->state = FA_MEMBER_UNFINISHED;
+    c->nwaiting--;
+    c->nunfinished++;
+  }
+  return 0;
 }
 
 /* A lone member past a point where every other member (all with dumps) is
@@ -185,11 +260,12 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
   int64_t lo = INT64_MAX, hi = -1, last = INT64_MAX;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->rank < 0) continue;
+    if (m->rank < 0 || m->counters_unknown) continue;
     if (m->first_retained < lo && m->first_retained <= m->last_enqueued) lo = m->first_retained;
     if (m->last_enqueued > hi) hi = m->last_enqueued;
     if (m->last_completed < last) last = m->last_completed;
   }
+  if (last == INT64_MAX) last = -1; /* every member's counters unknown */
   c->seq_lo = lo == INT64_MAX ? -1 : lo;
   c->seq_hi = hi;
   c->last_completed = last;
@@ -200,7 +276,7 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
   int64_t s = last + 1;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
-    if (m->rank < 0) continue;
+    if (m->rank < 0 || m->counters_unknown) continue;
     const frz_record *at = fa_member_record(a, m, (uint64_t)s);
     if (m->last_enqueued < s) {
       m->state = FA_MEMBER_LAGGING;
@@ -229,6 +305,7 @@ int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l)
 int fa_member_blamed(const fa_comm *c, const fa_member *m)
 {
   if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
+  if (c->nunfinished) return m->state == FA_MEMBER_UNFINISHED;
   return m->state == FA_MEMBER_NO_DUMP;
 }
 
@@ -287,7 +364,8 @@ static void comm_rules(void *ctx, uint32_t i)
 {
   run_ctx *r = ctx;
   fa_comm *c = &r->a->comms[i];
-  if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || fa_p2p_comm(r->a, c) ||
+  if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || find_unfinished(r->a, c) ||
+      fa_p2p_comm(r->a, c) ||
       fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
     atomic_store(&r->failed, 1);
 }

@@ -84,7 +84,9 @@ typedef enum {
   FA_MEMBER_WAITING,     /* enqueued the stuck op, not completed */
   FA_MEMBER_LAGGING,     /* never enqueued the stuck op */
   FA_MEMBER_PASSED,      /* completed the stuck op (others did not) */
-  FA_MEMBER_AHEAD        /* alone past the point where every other member is idle */
+  FA_MEMBER_AHEAD,       /* alone past the point where every other member is idle */
+  FA_MEMBER_UNFINISHED   /* enqueued the stuck op, which others completed: its own work
+                            never finished (its device side), so it waits for nobody */
 } fa_member_state;
 
 /* One comm rank of a communicator. */
@@ -102,6 +104,8 @@ typedef struct fa_member {
   int64_t last_completed;  /* effective value used by the rules; -1 none */
   int64_t unknown_from;    /* its latest records from this seq on were not tracked
                               (graph-captured): counted as completed, really unknown; -1 none */
+  uint8_t counters_unknown; /* PyTorch dump: its counters of this comm say nothing (no pg_id
+                              for the group, or pg_status counting p2p ops): never blamed */
 } fa_member;
 
 /* Fields of a collective that must agree across members. */
@@ -115,10 +119,14 @@ enum {
 
 /* The signature compared at each seq. */
 typedef struct fa_sig {
-  uint64_t count;
+  uint64_t count;       /* elements (PyTorch dumps: of the inputs; 0 where sizes differ by design) */
   int32_t root;         /* comm rank, -1 none */
   uint16_t op;
   uint8_t dtype, redop;
+  /* PyTorch dumps only (0, 255, NULL otherwise) */
+  uint64_t out_count;   /* elements of the outputs */
+  uint8_t out_dtype;
+  const char *name;     /* PyTorch's op name ("_all_gather_base"); compared when op is unknown */
 } fa_sig;
 
 /* Members sharing one signature at a divergent seq. */
@@ -177,11 +185,12 @@ typedef struct fa_comm {
   int64_t last_completed;    /* completed by every member with a dump; -1 none */
   uint8_t stuck;             /* some member enqueued last_completed+1, not all completed it */
   uint64_t stuck_seq;
-  uint32_t nwaiting, nlagging, nno_dump, npassed, nahead;
+  uint32_t nwaiting, nlagging, nno_dump, npassed, nahead, nunfinished;
   uint8_t has_mismatch;
   fa_mismatch mismatch;
   fa_link *links;            /* p2p unmatched, links from proxy progress, inferred ring edges */
   uint8_t has_proxy;         /* some member's dump carries proxy progress of this comm */
+  const frz_pt_comm *pt;     /* PyTorch dumps: the process group (name, desc, pg_id); NULL */
   uint32_t nlinks;
 } fa_comm;
 
@@ -229,6 +238,15 @@ typedef struct fa_host_clock {
   uint32_t nranks, samples;
 } fa_host_clock;
 
+/* Where a root-cause rank stopped: the comm and seq where it is blamed. */
+typedef struct fa_root {
+  int32_t rank;          /* global rank */
+  int32_t comm;          /* index into fa_analysis.comms; -1 unknown */
+  uint64_t seq;          /* collective seq there (p2p: the link's seq) */
+  uint8_t state;         /* fa_member_state there (FA_MEMBER_LAGGING, UNFINISHED, NO_DUMP);
+                            FA_MEMBER_IDLE: a p2p op it never posted */
+} fa_root;
+
 typedef struct fa_verdict {
   fa_status status;
   char *summary;             /* one sentence */
@@ -236,7 +254,9 @@ typedef struct fa_verdict {
   int32_t mismatch_comm;     /* the comm whose first divergence is reported; -1 */
   uint8_t all_joined;        /* stuck op joined by every member, none completed it */
   fa_ranks lagging;          /* never reached the op the others wait in */
+  fa_ranks unfinished;       /* reached it, others completed it, theirs never finished */
   fa_ranks root_cause;
+  fa_root *roots;            /* root_cause.n entries, in the same order */
   fa_ranks ahead;            /* alone past the others (divergent) */
   fa_link *links;            /* missing links: inferred edges of comm, p2p ones */
   uint32_t nlinks;
@@ -375,6 +395,25 @@ const frz_record *fa_frame_record(const fa_frame *f, uint32_t entry, uint64_t se
 /* The record of comm `c` at collective `seq`, from the lowest comm rank that
  * retained it, preferring waiting members; NULL when nobody retained it. */
 const frz_record *fa_comm_record(const fa_analysis *a, const fa_comm *c, uint64_t seq);
+
+/* fa_comm_record, and the dump that record is in (*d; may be NULL). */
+const frz_record *fa_comm_record_in(const fa_analysis *a, const fa_comm *c, uint64_t seq,
+                                    const frz_dump **d);
+
+/* The name a user knows the op of record r (of dump d) by: PyTorch's
+ * ("_all_gather_base") for PyTorch dumps, else NCCL's ("AllGather").  Not
+ * sanitised. */
+const char *fa_record_op_name(const frz_dump *d, const frz_record *r);
+
+/* Comm c as the reports name it: its id, and for a PyTorch process group
+ * its desc, name and members ("518317af6e5bf901 (EXPERT_MODEL_PARALLEL_GROUP,
+ * pg 74, ranks 12-15)"), sanitised.  Returns buf. */
+char *fa_comm_label(const fa_comm *c, char *buf, size_t len);
+
+/* A comm's last completed seq as the reports show it: -1 (none) for a
+ * PyTorch process group that completed nothing but its creation (seq 0,
+ * which PyTorch does not number). */
+int64_t fa_shown_completed(const fa_comm *c);
 
 /* The latest frame of a rank (the one analysed). */
 const fa_frame *fa_rank_latest(const fa_analysis *a, const fa_rank *r);

@@ -10,6 +10,7 @@
 
 #include "input.h"
 #include "internal.h"
+#include "pytorch_fr.h"
 
 /* The file every rank polls to know that a dump was requested; not a dump. */
 #define TRIGGER_NAME "TRIGGER"
@@ -59,6 +60,8 @@ void fa_free(fa_analysis *a)
   fa_verdict *v = &a->verdict;
   free(v->summary);
   fa_ranks_free(&v->lagging);
+  fa_ranks_free(&v->unfinished);
+  free(v->roots);
   fa_ranks_free(&v->root_cause);
   fa_ranks_free(&v->ahead);
   free(v->links);
@@ -160,6 +163,15 @@ int fa_add_dump(fa_analysis *a, frz_dump *d, const char *name)
   f->dump = *d;
   memset(d, 0, sizeof *d);
   a->nframes++;
+  const frz_pt_info *pt = f->dump.pt;
+  if (pt && pt->skipped_fields) {
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "PyTorch Flight Recorder format %s is newer than 2.%d: read with the fields 2.%d has, "
+             "%u newer field(s) skipped",
+             pt->version, FRZ_PT_VERSION_MAX_MINOR, FRZ_PT_VERSION_MAX_MINOR, pt->skipped_fields);
+    if (fa_add_problem(a, f->name, 0, 0, msg)) return -1;
+  }
   return 0;
 }
 

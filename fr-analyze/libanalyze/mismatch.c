@@ -7,12 +7,68 @@
 
 #include "internal.h"
 
-/* What must agree across members for the record r. */
-static fa_sig sig_of(const frz_record *r)
+/* Which sizes differ across members by design (PyTorch's
+ * check_size_alltoall and the "*_v" collectives, which take per-rank
+ * sizes): all-to-all's inputs and outputs (only the group's totals must
+ * agree), all_gather_v's inputs (its outputs, every rank's inputs
+ * together, are equal), reduce_scatter_v's outputs, and both of any other
+ * "*_v" op. */
+enum { UNEVEN_IN = 1, UNEVEN_OUT = 2, UNEVEN_TOTALS = 4 };
+static unsigned uneven_sizes(unsigned op, const char *name)
 {
+  if (op == FRZ_OP_AlltoAll) return UNEVEN_IN | UNEVEN_OUT | UNEVEN_TOTALS;
+  if (!name) return 0;
+  size_t n = strlen(name);
+  if (!strstr(name, "_v_") && !(n > 2 && strcmp(name + n - 2, "_v") == 0)) return 0;
+  if (op == FRZ_OP_AllGather) return UNEVEN_IN;
+  if (op == FRZ_OP_ReduceScatter) return UNEVEN_OUT;
+  return UNEVEN_IN | UNEVEN_OUT;
+}
+
+/* What must agree across members for record r of a PyTorch dump: the op
+ * (by NCCL op, by name for names we do not know), input and output
+ * elements and types, where the op's semantics make them equal (PyTorch's
+ * Op.match: gather's output and scatter's input exist on the root only;
+ * a type counts only for tensors with elements). */
+static fa_sig pt_sig_of(const frz_record *r, const frz_pt_info *pt, uint64_t i)
+{
+  const frz_pt_record *p = &pt->records[i];
   fa_sig s;
   memset(&s, 0, sizeof s);
   s.op = r->op;
+  s.name = p->name < pt->nnames ? pt->names[p->name] : NULL;
+  s.root = -1;
+  s.redop = 255;
+  s.count = p->in_numel;
+  s.out_count = p->out_numel;
+  s.dtype = p->in_numel ? p->in_dtype : 255;
+  s.out_dtype = p->out_numel ? p->out_dtype : 255;
+  unsigned uneven = uneven_sizes(r->op, s.name);
+  if (uneven & UNEVEN_IN) s.count = 0;
+  if (uneven & UNEVEN_OUT) s.out_count = 0;
+  if (r->op == FRZ_OP_Gather) {
+    s.out_count = 0;
+    s.out_dtype = 255;
+  }
+  if (r->op == FRZ_OP_Scatter) {
+    s.count = 0;
+    s.dtype = 255;
+  }
+  if (r->kind == FRZ_KIND_LIFE) {
+    s.count = s.out_count = 0;
+    s.dtype = s.out_dtype = 255;
+  }
+  return s;
+}
+
+/* What must agree across members for the record r (of dump d). */
+static fa_sig sig_of(const frz_record *r, const frz_dump *d)
+{
+  if (d->pt) return pt_sig_of(r, d->pt, (uint64_t)(r - d->records));
+  fa_sig s;
+  memset(&s, 0, sizeof s);
+  s.op = r->op;
+  s.out_dtype = 255;
   unsigned kind = r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
   if (kind == FRZ_KIND_LIFE) { /* lifecycle: colors and keys differ by design */
     s.root = -1;
@@ -27,12 +83,29 @@ static fa_sig sig_of(const frz_record *r)
 }
 
 /* The FA_FIELD_* bits in which two signatures differ. */
+/* Do two signatures name different ops?  Names PyTorch writes that we do
+ * not know compare as strings, never "none" = "none". */
+static int op_differs(const fa_sig *a, const fa_sig *b)
+{
+  if (a->op != b->op) return 1;
+  if (a->op == FRZ_OP_NONE && (a->name || b->name))
+    return !a->name || !b->name || strcmp(a->name, b->name) != 0;
+  return 0;
+}
+
+static int name_cmp(const fa_sig *a, const fa_sig *b)
+{
+  if (a->op != FRZ_OP_NONE || (!a->name && !b->name)) return 0;
+  if (!a->name || !b->name) return a->name ? 1 : -1;
+  return strcmp(a->name, b->name);
+}
+
 static unsigned sig_diff(const fa_sig *a, const fa_sig *b)
 {
   unsigned f = 0;
-  if (a->op != b->op) f |= FA_FIELD_OP;
-  if (a->count != b->count) f |= FA_FIELD_COUNT;
-  if (a->dtype != b->dtype) f |= FA_FIELD_DTYPE;
+  if (op_differs(a, b)) f |= FA_FIELD_OP;
+  if (a->count != b->count || a->out_count != b->out_count) f |= FA_FIELD_COUNT;
+  if (a->dtype != b->dtype || a->out_dtype != b->out_dtype) f |= FA_FIELD_DTYPE;
   if (a->redop != b->redop) f |= FA_FIELD_REDOP;
   if (a->root != b->root) f |= FA_FIELD_ROOT;
   return f;
@@ -41,8 +114,12 @@ static unsigned sig_diff(const fa_sig *a, const fa_sig *b)
 static int sig_cmp(const fa_sig *a, const fa_sig *b)
 {
   if (a->op != b->op) return a->op < b->op ? -1 : 1;
+  int n = name_cmp(a, b);
+  if (n) return n;
   if (a->count != b->count) return a->count < b->count ? -1 : 1;
+  if (a->out_count != b->out_count) return a->out_count < b->out_count ? -1 : 1;
   if (a->dtype != b->dtype) return a->dtype < b->dtype ? -1 : 1;
+  if (a->out_dtype != b->out_dtype) return a->out_dtype < b->out_dtype ? -1 : 1;
   if (a->redop != b->redop) return a->redop < b->redop ? -1 : 1;
   if (a->root != b->root) return a->root < b->root ? -1 : 1;
   return 0;
@@ -50,6 +127,7 @@ static int sig_cmp(const fa_sig *a, const fa_sig *b)
 
 /* One member's cursor over its retained collective records. */
 typedef struct cursor {
+  const frz_dump *d;
   const frz_record *recs;
   const uint32_t *ix;
   uint32_t len, pos;
@@ -141,7 +219,7 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
     const fa_frame *f = &a->frames[m->frame];
     const fa_slice *sl = &f->coll[m->entry];
     if (!sl->len) continue;
-    cur[nc++] = (cursor){f->dump.records, f->idx + sl->start, sl->len, 0, r};
+    cur[nc++] = (cursor){&f->dump, f->dump.records, f->idx + sl->start, sl->len, 0, r};
   }
   /* the first seq: the smallest one any cursor points at */
   uint64_t s = UINT64_MAX;
@@ -153,40 +231,87 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
       any = 1;
     }
   while (any) {
-    /* one pass: the members' calls at seq s, and the next seq (the
-     * smallest one a cursor points at after it) */
-    uint32_t n = 0, teardown = 0;
-    int differs = 0;
-    fa_sig ref = {0, -1, 0, 0, 0};
+    /* one pass per place k among the records at seq s (a coalesced group
+     * holds several): the members' calls there, then the next seq (the
+     * smallest one a cursor points at after s) */
     uint64_t next = UINT64_MAX;
-    any = 0;
-    for (uint32_t i = 0; i < nc; i++) {
-      cursor *k = &cur[i];
-      if (k->pos >= k->len) continue;
-      const frz_record *rec = &k->recs[k->ix[k->pos]];
-      if (rec->seq == s) {
-        fa_sig sg = sig_of(rec);
+    int differs_any = 0, stop = 0;
+    for (uint32_t k = 0;; k++) {
+      uint32_t n = 0, teardown = 0, here = 0;
+      int differs = 0;
+      fa_sig ref;
+      memset(&ref, 0, sizeof ref);
+      uint64_t in_total = 0, out_total = 0;
+      uint32_t uneven = 0;
+      for (uint32_t i = 0; i < nc; i++) {
+        cursor *q = &cur[i];
+        if (q->pos >= q->len || q->recs[q->ix[q->pos]].seq != s) continue;
+        uint32_t e = q->pos;
+        while (e < q->len && q->recs[q->ix[e]].seq == s) e++;
+        fa_sig sg;
+        uint8_t done = 0;
+        if (q->pos + k < e) {
+          const frz_record *rec = &q->recs[q->ix[q->pos + k]];
+          sg = sig_of(rec, q->d);
+          done = rec->state == FRZ_STATE_COMPLETED;
+          if (fa_is_teardown(rec->op)) teardown++;
+          if (q->d->pt && (uneven_sizes(rec->op, sg.name) & UNEVEN_TOTALS)) {
+            const frz_pt_record *p = &q->d->pt->records[rec - q->d->records];
+            in_total += p->in_numel;
+            out_total += p->out_numel;
+            uneven++;
+          }
+          here++;
+        } else { /* fewer ops in this member's coalesced group */
+          memset(&sg, 0, sizeof sg);
+          sg.root = -1;
+          sg.dtype = sg.redop = sg.out_dtype = 255;
+          sg.name = "nothing";
+        }
         if (n == 0) ref = sg;
         else if (!differs) differs = sig_cmp(&sg, &ref) != 0;
-        at[n++] = (at_seq){sg, k->comm_rank, rec->state == FRZ_STATE_COMPLETED};
-        if (fa_is_teardown(rec->op)) teardown++;
-        while (k->pos < k->len && k->recs[k->ix[k->pos]].seq == s) k->pos++;
-        if (k->pos >= k->len) continue;
-        rec = &k->recs[k->ix[k->pos]];
+        at[n++] = (at_seq){sg, q->comm_rank, done};
       }
-      if (!any || rec->seq < next) next = rec->seq;
-      any = 1;
+      if (!here) break;
+      /* some members left the comm where others go on: those are ahead
+       * (analyze.c), not calling something else; nothing later aligns */
+      if (teardown && teardown < n) {
+        stop = 1;
+        break;
+      }
+      /* uneven sizes: the totals of a group every member retained must agree */
+      if (!differs && uneven == n && n == (uint32_t)c->size && in_total != out_total) {
+        differs = 1;
+        for (uint32_t i = 0, j = 0; i < nc && j < n; i++) {
+          cursor *q = &cur[i];
+          if (q->pos + k >= q->len || q->recs[q->ix[q->pos]].seq != s) continue;
+          const frz_record *rec = &q->recs[q->ix[q->pos + k]];
+          const frz_pt_record *p = &q->d->pt->records[rec - q->d->records];
+          at[j].sig.count = p->in_numel;
+          at[j].sig.out_count = p->out_numel;
+          j++;
+        }
+      }
+      if (differs && !c->has_mismatch) {
+        c->has_mismatch = 1;
+        c->mismatch.seq = s;
+        if (make_groups(&c->mismatch, at, n)) goto out;
+      }
+      differs_any |= differs;
     }
-    /* some members left the comm where others go on: those are ahead
-     * (analyze.c), not calling something else; nothing later aligns */
-    if (teardown && teardown < n) break;
-    if (differs && !c->has_mismatch) {
-      c->has_mismatch = 1;
-      c->mismatch.seq = s;
-      if (make_groups(&c->mismatch, at, n)) goto out;
-    } else if (differs) {
+    if (stop) break;
+    if (differs_any && c->has_mismatch && c->mismatch.seq != s) {
       c->mismatch.later++;
       c->mismatch.last_seq = s;
+    }
+    any = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+      cursor *q = &cur[i];
+      while (q->pos < q->len && q->recs[q->ix[q->pos]].seq == s) q->pos++;
+      if (q->pos >= q->len) continue;
+      uint64_t qs = q->recs[q->ix[q->pos]].seq;
+      if (!any || qs < next) next = qs;
+      any = 1;
     }
     s = next;
   }

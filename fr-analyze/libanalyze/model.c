@@ -354,6 +354,10 @@ static void fill_member(const fa_analysis *a, fa_member *m)
   if (m->last_completed > FA_SEQ_MAX) m->last_completed = FA_SEQ_MAX;
   m->tracked = 1;
   m->unknown_from = -1;
+  if (f->dump.pt && f->dump.pt->comms[m->entry].counters == FRZ_PT_CTR_UNKNOWN) {
+    m->counters_unknown = 1;
+    return;
+  }
   if (sl->len) {
     const frz_record *last = &f->dump.records[f->idx[sl->start + sl->len - 1]];
     if (last->seq <= (uint64_t)FA_SEQ_MAX && (int64_t)last->seq > m->last_enqueued)
@@ -477,6 +481,7 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
       continue;
     }
     if (!c->nccl_comm_hash) c->nccl_comm_hash = fc->nccl_comm_hash;
+    if (!c->pt && f->dump.pt) c->pt = &f->dump.pt->comms[cl[i].entry];
     if (!c->parent_id) c->parent_id = fc->parent_id;
     m->global_rank = cl[i].g;
     m->rank = f->rank;
@@ -485,6 +490,30 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     m->state = FA_MEMBER_IDLE;
     fill_member(a, m);
     c->npresent++;
+  }
+  /* PyTorch: pg_status counts p2p ops in a group whose last work was p2p,
+   * so a member that knows the comm only from pg_status says nothing of
+   * its collectives when some member retains p2p ops of it */
+  int p2p = 0;
+  for (int32_t r = 0; r < size && !p2p; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->frame >= 0 && a->frames[m->frame].p2p[m->entry].len) p2p = 1;
+  }
+  /* nor when it claims collectives completed that no member with entries
+   * of the comm ever enqueued (those counters are p2p ones) */
+  int64_t hi_entries = -2;
+  for (int32_t r = 0; r < size; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_dump *d = m->frame >= 0 ? &a->frames[m->frame].dump : NULL;
+    if (d && d->pt && d->pt->comms[m->entry].counters == FRZ_PT_CTR_ENTRIES && m->last_enqueued > hi_entries)
+      hi_entries = m->last_enqueued;
+  }
+  for (int32_t r = 0; r < size; r++) {
+    fa_member *m = &c->members[r];
+    const frz_dump *d = m->frame >= 0 ? &a->frames[m->frame].dump : NULL;
+    if (d && d->pt && d->pt->comms[m->entry].counters == FRZ_PT_CTR_STATUS &&
+        (p2p || (hi_entries > -2 && m->last_completed > hi_entries)))
+      m->counters_unknown = 1;
   }
   infer_globals(a, c);
   return 0;

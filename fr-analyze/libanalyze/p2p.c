@@ -12,6 +12,8 @@
 typedef struct p2p_op {
   int32_t src, dst;  /* comm ranks */
   uint64_t seq;
+  uint64_t shown;    /* the seq reports show: PyTorch's p2p_seq_id for its dumps, else seq */
+  fa_sig sig;        /* what was sent or received (sizes compared across the pair) */
   uint8_t dir;       /* FRZ_DIR_SEND (recorded on src) or FRZ_DIR_RECV (on dst) */
   uint8_t state;
 } p2p_op;
@@ -43,6 +45,35 @@ static int64_t max_seq(const p2p_op *ops, size_t i, size_t j, unsigned dir)
   return m;
 }
 
+/* A Send and its Recv that do not move the same number of elements (a
+ * receive smaller than its send cannot complete in NCCL; a larger one
+ * waits for data that never comes): the comm's mismatch, the two sides
+ * its groups, no single culprit. */
+static int pair_mismatch(fa_comm *c, const p2p_op *x, const p2p_op *y)
+{
+  fa_mismatch *mm = &c->mismatch;
+  memset(mm, 0, sizeof *mm);
+  mm->groups = calloc(2, sizeof *mm->groups);
+  mm->members = malloc(2 * sizeof *mm->members);
+  if (!mm->groups || !mm->members) {
+    free(mm->groups);
+    free(mm->members);
+    memset(mm, 0, sizeof *mm);
+    return -1;
+  }
+  const p2p_op *side[2] = {x->dir == FRZ_DIR_SEND ? x : y, x->dir == FRZ_DIR_SEND ? y : x};
+  for (int i = 0; i < 2; i++) {
+    mm->groups[i] = (fa_group){side[i]->sig, (uint32_t)i, 1, side[i]->state == FRZ_STATE_COMPLETED};
+    mm->members[i] = i == 0 ? side[0]->src : side[1]->dst;
+  }
+  mm->ngroups = mm->nmembers = 2;
+  mm->seq = x->shown;
+  mm->fields = FA_FIELD_COUNT;
+  mm->culprit = -1;
+  c->has_mismatch = 1;
+  return 0;
+}
+
 /* The unmatched operations of one pair (ops[i..j)): for each direction the
  * first pending op whose counterpart never got that far. */
 static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *ops, size_t i,
@@ -59,8 +90,13 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
       dirs |= 1u << ops[e].dir;
       if (ops[e].state == FRZ_STATE_COMPLETED || ops[e].state == FRZ_STATE_FAILED) over = 1;
     }
-    if (dirs == ((1u << FRZ_DIR_SEND) | (1u << FRZ_DIR_RECV)) || over || done_dir[o->dir])
+    if (dirs == ((1u << FRZ_DIR_SEND) | (1u << FRZ_DIR_RECV))) {
+      if (!c->has_mismatch && e - k == 2 && ops[k].sig.count != ops[k + 1].sig.count &&
+          pair_mismatch(c, &ops[k], &ops[k + 1]))
+        return -1;
       continue;
+    }
+    if (over || done_dir[o->dir]) continue;
     int32_t other = o->dir == FRZ_DIR_SEND ? dst : src;
     int other_no_dump = c->members[other].rank < 0;
     int64_t other_max = o->dir == FRZ_DIR_SEND ? max_recv : max_send;
@@ -76,7 +112,7 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     l.p2p = 1;
     l.pending_dir = o->dir;
     l.counterpart_no_dump = (uint8_t)other_no_dump;
-    l.seq = o->seq;
+    l.seq = o->shown;
     if (fa_grow(&c->links, cap, c->nlinks + 1, sizeof *c->links)) return -1;
     c->links[c->nlinks++] = l;
     done_dir[o->dir] = 1;
@@ -109,6 +145,21 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
       o->src = dir == FRZ_DIR_SEND ? r : rec->peer;
       o->dst = dir == FRZ_DIR_SEND ? rec->peer : r;
       o->seq = rec->seq;
+      o->shown = rec->seq;
+      memset(&o->sig, 0, sizeof o->sig);
+      o->sig.op = rec->op;
+      o->sig.root = -1;
+      o->sig.count = rec->count;
+      o->sig.dtype = rec->dtype;
+      o->sig.redop = o->sig.out_dtype = 255;
+      if (f->dump.pt) {
+        const frz_pt_record *p = &f->dump.pt->records[rec - f->dump.records];
+        o->shown = p->p2p_seq_id;
+        o->sig.count = dir == FRZ_DIR_SEND ? p->in_numel : p->out_numel;
+        o->sig.name = p->name < f->dump.pt->nnames ? f->dump.pt->names[p->name] : NULL;
+      }
+      o->sig.out_count = o->sig.count; /* one buffer: shown as one size */
+      o->sig.out_dtype = o->sig.dtype;
       o->dir = (uint8_t)dir;
       o->state = rec->state;
     }

@@ -85,10 +85,13 @@ static cJSON *state_ranks(jctx *j, const fa_comm *c, fa_member_state s)
 static cJSON *op_ref(jctx *j, const fa_comm *c, uint64_t seq, int with_comm)
 {
   cJSON *o = chk(j, cJSON_CreateObject());
-  const frz_record *r = fa_comm_record(j->a, c, seq);
+  const frz_dump *d;
+  const frz_record *r = fa_comm_record_in(j->a, c, seq, &d);
   if (with_comm) add(j, o, "comm", hex(j, c->id));
   add(j, o, "seq", num(j, (double)seq));
-  add(j, o, "op", r ? str(j, frz_op_name(r->op)) : chk(j, cJSON_CreateNull()));
+  add(j, o, "op", r ? str(j, r->op == FRZ_OP_NONE ? fa_record_op_name(d, r) : frz_op_name(r->op))
+                    : chk(j, cJSON_CreateNull()));
+  if (r && d && d->pt) add(j, o, "pt_op", str(j, fa_record_op_name(d, r)));
   return o;
 }
 
@@ -116,6 +119,7 @@ static cJSON *stuck_obj(jctx *j, const fa_comm *c, int with_comm)
   add(j, o, "no_dump_ranks", state_ranks(j, c, FA_MEMBER_NO_DUMP));
   add(j, o, "passed_ranks", state_ranks(j, c, FA_MEMBER_PASSED));
   add(j, o, "ahead_ranks", state_ranks(j, c, FA_MEMBER_AHEAD));
+  add(j, o, "unfinished_ranks", state_ranks(j, c, FA_MEMBER_UNFINISHED));
   return o;
 }
 
@@ -192,7 +196,13 @@ static cJSON *mismatch_obj(jctx *j, const fa_comm *c, int with_comm)
     if ((int32_t)i == mm->culprit)
       for (uint32_t k = 0; k < gr.n; k++) push(j, culprit, num(j, gr.v[k]));
     fa_ranks_free(&gr);
-    add(j, go, "op", str(j, frz_op_name(g->sig.op)));
+    add(j, go, "op", str(j, g->sig.op == FRZ_OP_NONE && g->sig.name ? g->sig.name : frz_op_name(g->sig.op)));
+    if (g->sig.name) {
+      add(j, go, "pt_op", str(j, g->sig.name));
+      add(j, go, "out_count", num(j, (double)g->sig.out_count));
+      add(j, go, "out_dtype", g->sig.out_dtype == 255 ? chk(j, cJSON_CreateNull())
+                                                      : str(j, frz_dtype_name(g->sig.out_dtype)));
+    }
     int life = frz_op_kind(g->sig.op) == FRZ_KIND_LIFE;
     add(j, go, "count", life ? chk(j, cJSON_CreateNull()) : num(j, (double)g->sig.count));
     add(j, go, "dtype", g->sig.dtype == 255 ? chk(j, cJSON_CreateNull()) : str(j, frz_dtype_name(g->sig.dtype)));
@@ -262,6 +272,31 @@ static cJSON *clocks_arr(jctx *j)
   return arr;
 }
 
+/* Where each root-cause rank stopped: {"rank", "state", "comm", "seq", "op", "pt_op"}. */
+static cJSON *roots_arr(jctx *j)
+{
+  const fa_verdict *v = &j->a->verdict;
+  cJSON *arr = chk(j, cJSON_CreateArray());
+  for (uint32_t i = 0; arr && i < v->root_cause.n; i++) {
+    const fa_root *w = &v->roots[i];
+    cJSON *o;
+    if (w->comm >= 0 && w->state != FA_MEMBER_IDLE) {
+      o = op_ref(j, &j->a->comms[w->comm], w->seq, 1);
+    } else {
+      o = chk(j, cJSON_CreateObject());
+      add(j, o, "comm", w->comm >= 0 ? hex(j, j->a->comms[w->comm].id) : chk(j, cJSON_CreateNull()));
+      add(j, o, "seq", w->comm >= 0 ? num(j, (double)w->seq) : chk(j, cJSON_CreateNull()));
+      add(j, o, "op", str(j, w->comm >= 0 ? "p2p" : "unknown"));
+    }
+    add(j, o, "rank", num(j, w->rank));
+    add(j, o, "state", str(j, w->comm < 0 ? "unknown" : w->state == FA_MEMBER_IDLE
+                                                         ? "never_posted"
+                                                         : fa_member_state_name((fa_member_state)w->state)));
+    push(j, arr, o);
+  }
+  return arr;
+}
+
 static cJSON *verdict_obj(jctx *j)
 {
   const fa_analysis *a = j->a;
@@ -274,10 +309,12 @@ static cJSON *verdict_obj(jctx *j)
   add(j, o, "summary", str(j, v->summary));
   add(j, o, "lagging_ranks", ranks(j, &v->lagging));
   add(j, o, "root_cause_ranks", ranks(j, &v->root_cause));
+  add(j, o, "unfinished_ranks", ranks(j, &v->unfinished));
+  add(j, o, "root_causes", roots_arr(j));
   add(j, o, "ahead_ranks", ranks(j, &v->ahead));
   add(j, o, "all_joined", chk(j, cJSON_CreateBool(v->all_joined)));
   add(j, o, "last_completed",
-      c && c->last_completed >= 0 ? op_ref(j, c, (uint64_t)c->last_completed, 1)
+      c && fa_shown_completed(c) >= 0 ? op_ref(j, c, (uint64_t)c->last_completed, 1)
                                   : chk(j, cJSON_CreateNull()));
   add(j, o, "stuck", c ? stuck_obj(j, c, 1) : chk(j, cJSON_CreateNull()));
   add(j, o, "missing_links", links(j, v->links, v->nlinks));
@@ -304,6 +341,7 @@ static cJSON *member_obj(jctx *j, const fa_member *m)
   add(j, o, "last_enqueued_seq", opt(j, m->rank >= 0 ? m->last_enqueued : -1));
   add(j, o, "last_completed_seq", opt(j, m->rank >= 0 ? m->last_completed : -1));
   add(j, o, "completion_tracked", chk(j, cJSON_CreateBool(m->rank >= 0 && m->tracked)));
+  if (m->counters_unknown) add(j, o, "counters_unknown", chk(j, cJSON_CreateTrue()));
   return o;
 }
 
@@ -314,12 +352,21 @@ static cJSON *comm_obj(jctx *j, const fa_comm *c)
   add(j, o, "nccl_comm_hash", c->nccl_comm_hash ? hex(j, c->nccl_comm_hash) : chk(j, cJSON_CreateNull()));
   add(j, o, "parent", c->parent_id ? hex(j, c->parent_id) : chk(j, cJSON_CreateNull()));
   add(j, o, "size", num(j, c->size));
+  if (c->pt) {
+    cJSON *pg = chk(j, cJSON_CreateObject());
+    add(j, pg, "name", str(j, c->pt->name));
+    add(j, pg, "desc", str(j, c->pt->desc));
+    add(j, pg, "pg_id", opt(j, c->pt->pg_id > INT32_MAX ? -1 : (int32_t)c->pt->pg_id));
+    add(j, o, "pg", pg);
+  } else {
+    add(j, o, "pg", chk(j, cJSON_CreateNull()));
+  }
   add(j, o, "dumps", num(j, c->npresent));
   add(j, o, "completion_tracked", chk(j, cJSON_CreateBool(c->tracked)));
   add(j, o, "seq_lo", opt(j, c->seq_lo));
   add(j, o, "seq_hi", opt(j, c->seq_hi));
   add(j, o, "last_completed",
-      c->last_completed >= 0 ? op_ref(j, c, (uint64_t)c->last_completed, 0) : chk(j, cJSON_CreateNull()));
+      fa_shown_completed(c) >= 0 ? op_ref(j, c, (uint64_t)c->last_completed, 0) : chk(j, cJSON_CreateNull()));
   add(j, o, "stuck", stuck_obj(j, c, 0));
   add(j, o, "mismatch", mismatch_obj(j, c, 0));
   add(j, o, "missing_links", links(j, c->links, c->nlinks));

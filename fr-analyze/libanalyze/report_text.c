@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #define MAX_LINKS_SHOWN 16
+#define MAX_VERDICT_LINKS 6
 #define MAX_GROUPS_SHOWN 8
 #define RANKSET_LEN 256
 
@@ -31,9 +32,35 @@ static const char *rk(int32_t g, char *buf)
 /* "AllReduce seq 36" with the op of comm c at seq, "seq 36" when unknown. */
 static void op_at(FILE *o, const fa_analysis *a, const fa_comm *c, uint64_t seq)
 {
-  const frz_record *r = fa_comm_record(a, c, seq);
-  if (r) fprintf(o, "%s seq %llu", frz_op_name(r->op), (unsigned long long)seq);
+  const frz_dump *d;
+  char nm[FRZ_PT_NAME_MAX];
+  const frz_record *r = fa_comm_record_in(a, c, seq, &d);
+  if (r) fprintf(o, "%s seq %llu", fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm), (unsigned long long)seq);
   else fprintf(o, "seq %llu", (unsigned long long)seq);
+}
+
+/* "12 (never finished all_to_all seq 20530 on pg 74)" for each root cause
+ * of a PyTorch job, after the rank list (where each one stopped). */
+static void roots_where(FILE *o, const fa_analysis *a)
+{
+  const fa_verdict *v = &a->verdict;
+  char nm[FRZ_PT_NAME_MAX];
+  int any = 0;
+  for (uint32_t i = 0; i < v->root_cause.n && i < 4; i++) {
+    const fa_root *w = &v->roots[i];
+    if (w->comm < 0 || !a->comms[w->comm].pt || w->state == FA_MEMBER_IDLE) continue;
+    const fa_comm *c = &a->comms[w->comm];
+    const frz_dump *d;
+    const frz_record *r = fa_comm_record_in(a, c, w->seq, &d);
+    char pg[FRZ_PT_NAME_MAX];
+    fprintf(o, "\n                  %d: %s %s seq %llu, pg %s", w->rank,
+            w->state == FA_MEMBER_UNFINISHED ? "unfinished" :
+            w->state == FA_MEMBER_NO_DUMP ? "no dump at" : "never entered",
+            r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "collective",
+            (unsigned long long)w->seq, fa_sanitize(c->pt->name, pg, sizeof pg));
+    any = 1;
+  }
+  (void)any;
 }
 
 /* " (1048576 x float32, sum)" for a collective record. */
@@ -74,18 +101,34 @@ static void link_text(FILE *o, const fa_link *l)
 /* A list of links, comma separated, capped. */
 /* The links, one a line when long, continuation lines indented to `col`
  * (where the first one starts). */
-static void links_text(FILE *o, const fa_link *ls, uint32_t n, int col)
+static void links_text(FILE *o, const fa_link *ls, uint32_t n, int col, uint32_t max)
 {
+  int at = col; /* the column the next text starts at */
   for (uint32_t i = 0; i < n; i++) {
-    if (i == MAX_LINKS_SHOWN) {
-      fprintf(o, ", and %u more", n - i);
+    if (i == max) {
+      if (at + 16 > 80) fprintf(o, ",\n%*sand %u more", col, "", n - i);
+      else fprintf(o, ", and %u more", n - i);
       break;
     }
-    /* p2p links and links from proxy progress are long: one a line, under the first */
+    char one[256];
+    FILE *m = fmemopen(one, sizeof one, "w");
+    if (!m) return;
+    link_text(m, &ls[i]);
+    long len = ftell(m);
+    fclose(m);
+    one[len < (long)sizeof one ? len : (long)sizeof one - 1] = '\0';
+    /* p2p links and links from proxy progress are long: one a line, under
+     * the first; short ones share a line while it stays within 80 columns */
     int long_ = ls[i].p2p || ls[i - (i > 0)].p2p || ls[i].evidence || ls[i - (i > 0)].evidence;
-    if (i && long_) fprintf(o, ",\n%*s", col, "");
-    else if (i) fputs(", ", o);
-    link_text(o, &ls[i]);
+    if (i && (long_ || at + 2 + (int)strlen(one) + 1 > 80)) {
+      fprintf(o, ",\n%*s", col, "");
+      at = col;
+    } else if (i) {
+      fputs(", ", o);
+      at += 2;
+    }
+    fputs(one, o);
+    at += (int)strlen(one);
   }
 }
 
@@ -202,7 +245,7 @@ static void stragglers_line(FILE *o, const fa_verdict *v)
 static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
 {
   const fa_verdict *v = &a->verdict;
-  char buf[RANKSET_LEN], hex[17], safe[4096];
+  char buf[RANKSET_LEN], hex[200], safe[4096];
   if (opt->color) fprintf(o, "verdict: %s%s\033[0m\n", status_color(v->status), fa_status_name(v->status));
   else fprintf(o, "verdict: %s\n", fa_status_name(v->status));
   wrapped(o, fa_sanitize(v->summary ? v->summary : "", safe, sizeof safe), 2);
@@ -217,12 +260,14 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
   }
   fprintf(o, "  lagging ranks:  %s\n", rset(&v->lagging, buf));
   if (v->ahead.n) fprintf(o, "  ahead ranks:    %s\n", rset(&v->ahead, buf));
-  fprintf(o, "  root cause:     %s\n", rset(&v->root_cause, buf));
+  fprintf(o, "  root cause:     %s", rset(&v->root_cause, buf));
+  roots_where(o, a);
+  fputc('\n', o);
   /* the comm of the hang; without one, the comm of the mismatch */
   const fa_comm *c = v->comm >= 0 ? &a->comms[v->comm]
                      : v->mismatch_comm >= 0 ? &a->comms[v->mismatch_comm] : NULL;
   fputs("  last completed: ", o);
-  if (c && c->last_completed >= 0) {
+  if (c && fa_shown_completed(c) >= 0) {
     op_at(o, a, c, (uint64_t)c->last_completed);
     fprintf(o, " on comm %s\n", fa_hex(c->id, hex));
   } else {
@@ -242,8 +287,18 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     fputs("\n                 ", o);
     if (r && op_args(o, r)) fputc(',', o);
     fprintf(o, " waiting %s", rset(&w, buf));
+
     fprintf(o, "; missing %s", rset(&m, buf));
     if (c->nno_dump) fprintf(o, " (%u no dump)", c->nno_dump);
+    if (c->nunfinished) { /* their own work never finished: on a line of its own */
+      fa_ranks u;
+      if (fa_comm_ranks(c, FA_MEMBER_UNFINISHED, &u)) return -1;
+      fprintf(o, "\n                  unfinished %s (", rset(&u, buf));
+      fa_ranks_free(&u);
+      if (fa_comm_ranks(c, FA_MEMBER_PASSED, &u)) return -1;
+      fprintf(o, "%s completed it)", rset(&u, buf));
+      fa_ranks_free(&u);
+    }
     fputc('\n', o);
     fa_ranks_free(&w);
     fa_ranks_free(&m);
@@ -251,7 +306,8 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     fputs("none\n", o);
   }
   fputs("  missing links:  ", o);
-  if (v->nlinks) links_text(o, v->links, v->nlinks, 18);
+  /* the verdict shows the first few (the details below list each comm's) */
+  if (v->nlinks) links_text(o, v->links, v->nlinks, 18, MAX_VERDICT_LINKS);
   else fputs("none", o);
   fputc('\n', o);
   if (v->ncycle) {
@@ -335,7 +391,7 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
   if (!c->tracked) fputs(", completion not tracked", o);
   fputc('\n', o);
   fputs("    last completed: ", o);
-  if (c->last_completed >= 0) {
+  if (fa_shown_completed(c) >= 0) {
     op_at(o, a, c, (uint64_t)c->last_completed);
     fputc('\n', o);
   } else {
@@ -375,7 +431,7 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
             c->nno_dump ? " (some have no dump)" : "");
   if (c->nlinks) {
     fputs("    missing links:  ", o);
-    links_text(o, c->links, c->nlinks, 20);
+    links_text(o, c->links, c->nlinks, 20, MAX_LINKS_SHOWN);
     fputc('\n', o);
   }
   return 0;

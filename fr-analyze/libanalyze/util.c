@@ -137,6 +137,20 @@ const char *fa_field_name(unsigned i)
 
 char *fa_sig_text(const fa_sig *s, char *buf, size_t len)
 {
+  char nm[FRZ_PT_NAME_MAX];
+  if (s->name) { /* PyTorch: its op name, input and output elements */
+    fa_sanitize(s->name, nm, sizeof nm);
+    if (s->op == FRZ_OP_NONE && strcmp(s->name, "nothing") == 0) {
+      snprintf(buf, len, "nothing");
+    } else if (s->out_count != s->count || s->out_dtype != s->dtype) {
+      snprintf(buf, len, "%s(%llu x %s in, %llu x %s out)", nm, (unsigned long long)s->count,
+               frz_dtype_name(s->dtype), (unsigned long long)s->out_count,
+               frz_dtype_name(s->out_dtype));
+    } else {
+      snprintf(buf, len, "%s(%llu x %s)", nm, (unsigned long long)s->count, frz_dtype_name(s->dtype));
+    }
+    return buf;
+  }
   if (frz_op_kind(s->op) == FRZ_KIND_LIFE) {
     snprintf(buf, len, "%s", frz_op_name(s->op));
     return buf;
@@ -171,6 +185,7 @@ const char *fa_member_state_name(fa_member_state s)
   case FA_MEMBER_LAGGING: return "lagging";
   case FA_MEMBER_PASSED: return "passed";
   case FA_MEMBER_AHEAD: return "ahead";
+  case FA_MEMBER_UNFINISHED: return "unfinished";
   }
   return "unknown";
 }

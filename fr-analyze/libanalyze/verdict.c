@@ -60,8 +60,10 @@ static const char *wait_verb(const fa_ranks *r) { return r->n == 1 ? "waits" : "
 static const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf,
                              size_t len)
 {
-  const frz_record *r = fa_comm_record(a, c, seq);
-  snprintf(buf, len, "%s seq %llu", r ? frz_op_name(r->op) : "collective",
+  const frz_dump *d;
+  const frz_record *r = fa_comm_record_in(a, c, seq, &d);
+  char nm[FRZ_PT_NAME_MAX];
+  snprintf(buf, len, "%s seq %llu", r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "collective",
            (unsigned long long)seq);
   return buf;
 }
@@ -88,7 +90,9 @@ static int blame(const fa_comm *c, fa_ranks *out, uint32_t *unknown)
   out->n = 0;
   *unknown = 0;
   if (c->stuck && !c->nahead && (c->nwaiting || c->npassed)) {
-    fa_member_state want = c->nlagging ? FA_MEMBER_LAGGING : FA_MEMBER_NO_DUMP;
+    fa_member_state want = c->nlagging       ? FA_MEMBER_LAGGING
+                           : c->nunfinished ? FA_MEMBER_UNFINISHED
+                                            : FA_MEMBER_NO_DUMP;
     for (int32_t r = 0; r < c->size; r++) {
       const fa_member *m = &c->members[r];
       if (m->state != want) continue;
@@ -118,11 +122,14 @@ static void mark_waits(fa_analysis *a)
 {
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     const fa_comm *c = &a->comms[ci];
+    /* a member that completed the stuck op but has later ops pending waits
+     * in the comm too (behind the same members) */
     if (c->stuck)
       for (int32_t r = 0; r < c->size; r++) {
         const fa_member *m = &c->members[r];
-        if (m->rank >= 0 && (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD) &&
-            a->ranks[m->rank].wait_comm < 0)
+        int waits = m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD ||
+                    (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued);
+        if (m->rank >= 0 && waits && a->ranks[m->rank].wait_comm < 0)
           a->ranks[m->rank].wait_comm = (int32_t)ci;
       }
     for (uint32_t i = 0; i < c->nlinks; i++) {
@@ -136,7 +143,7 @@ static void mark_waits(fa_analysis *a)
 /* Number of members (or p2p sides) of c that wait. */
 static uint32_t waiters(const fa_comm *c)
 {
-  uint32_t n = c->nwaiting + c->nahead;
+  uint32_t n = c->nwaiting + c->nahead + (c->nunfinished ? c->npassed : 0);
   for (uint32_t i = 0; i < c->nlinks; i++)
     if (c->links[i].p2p) n++;
   return n;
@@ -155,6 +162,8 @@ static int free_rank(const fa_analysis *a, int32_t b, int32_t ci)
 static int is_root(const fa_analysis *a, int32_t ci, const fa_ranks *bl, uint32_t unknown)
 {
   if (a->comms[ci].nahead || (unknown && !bl->n)) return 1;
+  /* members whose own work never finished are where the hang starts */
+  if (a->comms[ci].nunfinished && !a->comms[ci].nlagging) return 1;
   for (uint32_t i = 0; i < bl->n; i++)
     if (!free_rank(a, bl->v[i], ci)) return 0;
   return 1;
@@ -290,9 +299,9 @@ static int say_mismatch(const fa_analysis *a, sbuf *b)
 {
   const fa_comm *c = &a->comms[a->verdict.mismatch_comm];
   const fa_mismatch *mm = &c->mismatch;
-  char hex[17], fields[64], rp[200], sp[160];
+  char hex[200], fields[64], rp[200], sp[160];
   sb_printf(b, "first mismatch at seq %llu on comm %s (%s): ", (unsigned long long)mm->seq,
-            fa_hex(c->id, hex), field_names(mm->fields, fields, sizeof fields));
+            fa_comm_label(c, hex, sizeof hex), field_names(mm->fields, fields, sizeof fields));
   if (mm->culprit >= 0) {
     fa_ranks gr;
     const fa_group *g = &mm->groups[mm->culprit];
@@ -370,13 +379,42 @@ static void say_stopped_links(const fa_comm *c, sbuf *b)
   if (!n && c->has_proxy) sb_printf(b, "; no link's proxy progress shows it stopped");
 }
 
+/* Is g in r? */
+static int has_rank(const fa_ranks *r, int32_t g)
+{
+  for (uint32_t i = 0; i < r->n; i++)
+    if (r->v[i] == g) return 1;
+  return 0;
+}
+
+/* "; rank 14 is where other waits start": root causes the chosen comm does
+ * not show (the ends of other wait-for chains). */
+static int say_other_roots(const fa_verdict *v, sbuf *b)
+{
+  fa_ranks more = {NULL, 0};
+  uint32_t cap = 0;
+  char p[200];
+  for (uint32_t i = 0; i < v->root_cause.n; i++) {
+    int32_t g = v->root_cause.v[i];
+    if (!has_rank(&v->lagging, g) && !has_rank(&v->unfinished, g) && !has_rank(&v->ahead, g) &&
+        fa_ranks_push(&more, &cap, g)) {
+      fa_ranks_free(&more);
+      return -1;
+    }
+  }
+  if (more.n)
+    sb_printf(b, "; other waits lead to %s", ranks_phrase(&more, p, sizeof p));
+  fa_ranks_free(&more);
+  return 0;
+}
+
 /* The hang part of the summary, for the chosen comm. */
 static int say_hang(const fa_analysis *a, sbuf *b)
 {
   const fa_verdict *v = &a->verdict;
   const fa_comm *c = &a->comms[v->comm];
-  char hex[17], op[96], p1[200], p2[200];
-  fa_hex(c->id, hex);
+  char hex[200], op[96], p1[200], p2[200];
+  fa_comm_label(c, hex, sizeof hex);
   fa_ranks w = {NULL, 0}, o = {NULL, 0};
   int rc = -1;
   if (c->stuck) op_phrase(a, c, c->stuck_seq, op, sizeof op);
@@ -390,6 +428,12 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are", op, hex,
               ranks_phrase(&o, p2, sizeof p2), (long long)c->last_completed,
               o.n == 1 ? "is" : "are");
+  } else if (v->unfinished.n) {
+    if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
+    sb_printf(b, "%s never finished %s on comm %s, which %s completed: %s own work stopped on the "
+              "device side (a GPU error or a kernel that cannot finish)",
+              ranks_phrase(&v->unfinished, p1, sizeof p1), op, hex, ranks_phrase(&o, p2, sizeof p2),
+              v->unfinished.n == 1 ? "its" : "their");
   } else if (c->stuck && (c->nwaiting || c->npassed) && !v->lagging.n && !c->nno_dump) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "%s %s in %s on comm %s, which mismatched calls keep from completing",
@@ -428,6 +472,7 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
               nl == 1 ? "" : "s");
   }
+  if (say_other_roots(v, b)) goto out;
   rc = say_exited(a, &v->lagging, b);
 out:
   fa_ranks_free(&w);
@@ -439,7 +484,7 @@ out:
 static void say_cycle(const fa_analysis *a, sbuf *b)
 {
   const fa_verdict *v = &a->verdict;
-  char hex[17], op[96];
+  char hex[200], op[96];
   sb_printf(b, "deadlock across %u communicator%s: ", v->ncycle, v->ncycle == 1 ? "" : "s");
   for (uint32_t i = 0; i < v->ncycle; i++) {
     const fa_wait_step *s = &v->cycle[i];
@@ -451,10 +496,10 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     if (c->stuck) op_phrase(a, c, s->seq, op, sizeof op);
     else snprintf(op, sizeof op, "p2p seq %llu", (unsigned long long)s->seq);
     if (i == 0)
-      sb_printf(b, "rank %d waits in %s on comm %s for rank %d", s->rank, op, fa_hex(c->id, hex),
+      sb_printf(b, "rank %d waits in %s on comm %s for rank %d", s->rank, op, fa_comm_label(c, hex, sizeof hex),
                 s->waits_for);
     else
-      sb_printf(b, ", which waits in %s on comm %s for rank %d", op, fa_hex(c->id, hex),
+      sb_printf(b, ", which waits in %s on comm %s for rank %d", op, fa_comm_label(c, hex, sizeof hex),
                 s->waits_for);
   }
 }
@@ -559,6 +604,54 @@ static int add_state(const fa_comm *c, fa_member_state s, fa_ranks *r, uint32_t 
   return 0;
 }
 
+/* The ends of every other wait-for chain: each blocked comm's blamed ranks
+ * that wait nowhere else (free, dead, or unfinished there).  A hang with
+ * two faulty ranks in different places has two such ends; every one of
+ * them is a root cause. */
+static int other_roots(const fa_analysis *a, fa_ranks *out, uint32_t *cap)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    if (!blocked(c) || c->nahead) continue;
+    fa_ranks bl;
+    uint32_t unknown;
+    if (blame(c, &bl, &unknown)) return -1;
+    int all = c->nunfinished && !c->nlagging;
+    for (uint32_t i = 0; i < bl.n; i++)
+      if ((all || free_rank(a, bl.v[i], (int32_t)ci)) && fa_ranks_push(out, cap, bl.v[i])) {
+        fa_ranks_free(&bl);
+        return -1;
+      }
+    fa_ranks_free(&bl);
+  }
+  return 0;
+}
+
+/* Where root-cause rank g is blamed: the chosen comm first, then any stuck
+ * comm where it lagged, never finished or left no dump, then a p2p op it
+ * never posted. */
+static fa_root root_where(const fa_analysis *a, int32_t g)
+{
+  fa_root w = {g, -1, 0, FA_MEMBER_IDLE};
+  for (int32_t pass = 0; pass < 2; pass++)
+    for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+      const fa_comm *c = &a->comms[ci];
+      if ((pass == 0) != ((int32_t)ci == a->verdict.comm) || !c->stuck) continue;
+      for (int32_t r = 0; r < c->size; r++) {
+        const fa_member *m = &c->members[r];
+        if (m->global_rank != g || !fa_member_blamed(c, m)) continue;
+        return (fa_root){g, (int32_t)ci, c->stuck_seq, (uint8_t)m->state};
+      }
+    }
+  for (uint32_t ci = 0; ci < a->ncomms; ci++)
+    for (uint32_t i = 0; i < a->comms[ci].nlinks; i++) {
+      const fa_link *l = &a->comms[ci].links[i];
+      if (l->p2p && (l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src) == g)
+        return (fa_root){g, (int32_t)ci, l->seq, FA_MEMBER_IDLE};
+    }
+  return w;
+}
+
 /* Which blocked comm explains the hang: the best root of a wait-for chain,
  * else the end of the chain from the best blocked comm (or a cycle). */
 static int choose_comm(fa_analysis *a)
@@ -604,13 +697,21 @@ int fa_verdict_build(fa_analysis *a)
     const fa_comm *c = &a->comms[v->comm];
     uint32_t unknown;
     if (blame(c, &v->lagging, &unknown)) return -1;
+    if (c->nunfinished && !c->nlagging) { /* they reached it: root causes, not lagging */
+      v->unfinished = v->lagging;
+      v->lagging = (fa_ranks){NULL, 0};
+    }
     if (add_state(c, FA_MEMBER_AHEAD, &v->ahead, &cap_a)) return -1;
-    v->all_joined = c->stuck && !v->lagging.n && !unknown && !c->nahead && !c->nno_dump;
+    v->all_joined = c->stuck && !v->lagging.n && !v->unfinished.n && !unknown && !c->nahead &&
+                    !c->nno_dump;
     /* calls that do not match explain why a joined op cannot complete */
     if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) v->all_joined = 0;
   }
   for (uint32_t i = 0; i < v->lagging.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->lagging.v[i])) return -1;
+  for (uint32_t i = 0; i < v->unfinished.n; i++)
+    if (fa_ranks_push(&v->root_cause, &cap_r, v->unfinished.v[i])) return -1;
+  if (v->comm >= 0 && !v->cycle && other_roots(a, &v->root_cause, &cap_r)) return -1;
   for (uint32_t i = 0; i < v->ahead.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
   for (uint32_t i = 0; i < v->ncycle; i++)
@@ -629,6 +730,11 @@ int fa_verdict_build(fa_analysis *a)
     for (uint32_t i = 0; i < v->nstragglers; i++)
       if (fa_ranks_push(&v->root_cause, &cap_r, v->stragglers[i].rank)) return -1;
   fa_ranks_sort(&v->root_cause);
+  if (v->root_cause.n) {
+    v->roots = malloc(v->root_cause.n * sizeof *v->roots);
+    if (!v->roots) return -1;
+    for (uint32_t i = 0; i < v->root_cause.n; i++) v->roots[i] = root_where(a, v->root_cause.v[i]);
+  }
 
   int untracked = 0;
   for (uint32_t ci = 0; ci < a->ncomms; ci++)

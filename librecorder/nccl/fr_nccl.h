@@ -3,9 +3,9 @@
  * The recorder and the simulator compile against this header, never against
  * NVIDIA's nccl.h, so nothing in flightrec needs CUDA or NCCL to build.  The
  * values and prototypes are facts of NCCL 2.28.9's public nccl.h; they are
- * kept in tables (the FR_NCCL_* macros below and nccl_api.def) so that
- * tests/unit/check_nccl_decls.c can compare every one of them with the real
- * header at compile time where it is installed (configure --with-cuda).
+ * kept in tables (the FR_NCCL_* macros below and formats/nccl_api.def) so
+ * that tests/unit/check_nccl_decls.c can compare every one of them with the
+ * real header at compile time where it is installed (configure --with-cuda).
  *
  * Define FR_NCCL_TABLES_ONLY before including to get the tables without any
  * type or function declaration (used by that check, next to the real nccl.h).

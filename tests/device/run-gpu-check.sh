@@ -15,7 +15,7 @@ if [ -f "$nccl_h" ] && command -v gcc >/dev/null; then
   echo "== our declarations vs the wheel's nccl.h"
   cuda_inc=$(python3 -c 'import nvidia.cuda_runtime, os; print(os.path.join(list(nvidia.cuda_runtime.__path__)[0], "include"))' 2>/dev/null)
   gcc -std=gnu11 -fsyntax-only -isystem "$(dirname "$nccl_h")" ${cuda_inc:+-isystem $cuda_inc} -isystem /usr/local/cuda/include \
-    -Ilibrecorder/nccl tests/unit/check_nccl_decls.c && echo "declarations match $nccl_h"
+    -Iformats -Ilibrecorder/nccl tests/unit/check_nccl_decls.c && echo "declarations match $nccl_h"
 fi
 echo "== 1-rank PyTorch NCCL job with the recorder preloaded"
 export LD_LIBRARY_PATH=$PWD/.devcarry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

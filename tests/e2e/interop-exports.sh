@@ -21,7 +21,7 @@ expect_exit 0 "$FR_DUMP" --format=chrome-trace -o pt-c1.trace.json "$FIX/c1"
 expect_exit 0 "$FR_DUMP" --format=chrome-trace -o r5.trace.json dumps/c1/job-42-r00005-f0000.frz
 "$TRACE_CHECK" r5.trace.json 1 "AllReduce seq 37" "" || fail "rank 5 alone: no stuck slice expected"
 expect_exit 0 "$FR_DUMP" --format=chrome-trace -o c9.trace.json "$FIX/c9"
-"$TRACE_CHECK" c9.trace.json 3 "Recv from 1 #0" 0 || fail "C9 trace (PyTorch dumps)"
+"$TRACE_CHECK" c9.trace.json 3 "Recv from 1 #2" 0 || fail "C9 trace (PyTorch dumps)"
 expect_exit 0 "$FR_DUMP" --format=chrome-trace -o timeout.trace.json "$FIX/h200-timeout"
 "$TRACE_CHECK" timeout.trace.json 1 "AllReduce seq 7" 0 || fail "trace of the real watchdog dump"
 # C11 (proxy progress): every rank's all-reduce unfinished, and each stalled

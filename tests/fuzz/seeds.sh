@@ -8,10 +8,10 @@ fuzz_seed_dirs() {
   case "$2" in
     frz)      printf '%s\n' "$1/samples/c1-rank-stops" "$1/samples/h200-busy-stream" \
                 "$1/samples/c11-link-stalls" ;;
-    pytorch)  printf '%s\n' "$1/tests/fixtures/pytorch-fr" ;;
+    pytorch)  printf '%s\n' "$1/tests/fixtures/pytorch-fr" "$1/tests/fixtures/nvrx" ;;
     scenario) printf '%s\n' "$1/tests/scenarios" ;;
     analyze)  printf '%s\n' "$1/samples/c1-rank-stops" "$1/samples/h200-busy-stream" \
-                "$1/samples/c11-link-stalls" "$1/tests/fixtures/pytorch-fr" ;;
+                "$1/samples/c11-link-stalls" "$1/tests/fixtures/pytorch-fr" "$1/tests/fixtures/nvrx" ;;
   esac
   [ -d "$1/tests/fuzz/regressions/$2" ] && printf '%s\n' "$1/tests/fuzz/regressions/$2"
   return 0
@@ -22,13 +22,13 @@ fuzz_seeds_analyze() {
   mkdir -p "$2" || return 1
   local d n f first
   for d in "$1"/samples/c1-rank-stops "$1"/samples/h200-busy-stream "$1"/samples/c11-link-stalls \
-           "$1"/tests/fixtures/pytorch-fr/*/; do
+           "$1"/tests/fixtures/pytorch-fr/*/ "$1"/tests/fixtures/nvrx/*/; do
     d=${d%/}
     n=$(basename "$d")
     first=1
     : > "$2/joined-$n" || return 1
     for f in "$d"/*; do
-      case "$(basename "$f")" in README*|.*) continue ;; esac
+      case "$(basename "$f")" in README*|.*|*.log|LICENSE*) continue ;; esac
       [ $first = 1 ] || printf '\n--fr-fuzz-split--\n' >> "$2/joined-$n"
       cat "$f" >> "$2/joined-$n"
       first=0

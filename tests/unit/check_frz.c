@@ -1,4 +1,4 @@
-/* check_frz.c — unit tests of the dump format codec (formats/frz.c) and its
+/* check_frz.c — unit tests of the dump format codec (formats/frz_*.c) and its
  * names (formats/frz_names.c).
  *
  * Besides round trips through the codec, the tests parse and build files

@@ -118,7 +118,9 @@ START_TEST(test_generated_cases)
 {
   frz_dump d;
   frz_error e;
-  /* C9: p2p from profiling names; per (peer, direction) seq from 0 */
+  /* C9: p2p from profiling names; per (peer, direction) seq aligned at the
+   * first op that did not complete (FRZ_PT_P2P_BASE), PyTorch's own
+   * p2p_seq_id kept beside it */
   ck_assert_int_eq(frz_import_pytorch_file(fixture("c9/pp-stage-node2_0"), &d, &e), FRZ_OK);
   ck_assert_int_eq(d.process.global_rank, 0);
   ck_assert_int_eq(d.process.world_size, 3);
@@ -127,10 +129,13 @@ START_TEST(test_generated_cases)
   ck_assert_uint_eq(d.records[0].kind, FRZ_KIND_P2P);
   ck_assert_uint_eq(d.records[0].dir, FRZ_DIR_SEND);
   ck_assert_int_eq(d.records[0].peer, 1);
-  ck_assert_uint_eq(d.records[0].seq, 0);
+  ck_assert_uint_eq(d.records[0].seq, FRZ_PT_P2P_BASE - 1); /* completed, nothing pending after it */
+  ck_assert_ptr_nonnull(d.pt);
+  ck_assert_uint_eq(d.pt->records[0].p2p_seq_id, 1);
   ck_assert_uint_eq(d.records[1].op, FRZ_OP_Recv);
   ck_assert_uint_eq(d.records[1].dir, FRZ_DIR_RECV);
-  ck_assert_uint_eq(d.records[1].seq, 0);
+  ck_assert_uint_eq(d.records[1].seq, FRZ_PT_P2P_BASE); /* the first pending Recv from 1 */
+  ck_assert_uint_eq(d.pt->records[1].p2p_seq_id, 2);
   ck_assert_uint_eq(d.records[1].state, FRZ_STATE_STARTED);
   uint64_t world = d.comms[0].comm_id;
   frz_dump_free(&d);
@@ -241,9 +246,17 @@ START_TEST(test_versions)
 {
   frz_dump d;
   frz_error e;
-  ck_assert_int_eq(import_text("{\"version\":\"2.11\",\"entries\":[]}", "f", &d, &e), FRZ_E_VERSION);
-  ck_assert(strstr(e.msg, "2.11") != NULL);
+  /* a newer minor is read (PyTorch adds fields in minors), its new fields noted */
+  ck_assert_int_eq(import_text("{\"version\":\"2.11\",\"entries\":[],\"new_thing\":1}", "f", &d, &e), FRZ_OK);
+  ck_assert_uint_eq(d.pt->skipped_fields, 1);
+  ck_assert_str_eq(d.pt->version, "2.11");
+  frz_dump_free(&d);
+  ck_assert_int_eq(import_text("{\"version\":\"2.10\",\"entries\":[],\"new_thing\":1}", "f", &d, &e), FRZ_OK);
+  ck_assert_uint_eq(d.pt->skipped_fields, 0);
+  frz_dump_free(&d);
+  /* a new major is refused */
   ck_assert_int_eq(import_text("{\"version\":\"3.0\",\"entries\":[]}", "f", &d, &e), FRZ_E_VERSION);
+  ck_assert(strstr(e.msg, "3.0") != NULL);
   /* the oldest form: no version, seq_id instead of collective_seq_id */
   ck_assert_int_eq(import_text("{\"entries\":[{\"seq_id\":4,\"pg_id\":0,\"profiling_name\":"
                                "\"nccl:all_reduce\",\"state\":\"completed\"}]}",
@@ -453,7 +466,7 @@ START_TEST(test_scale)
   ck_assert_uint_eq(d.ncomms, n);
   ck_assert_uint_eq(d.nrecords, n);
   ck_assert_int_eq(d.records[n - 1].peer, (int32_t)(n + 1));
-  ck_assert_uint_eq(d.records[n - 1].seq, 0);
+  ck_assert_uint_eq(d.records[n - 1].seq, FRZ_PT_P2P_BASE - 1);
   frz_dump_free(&d);
   free(j);
 }

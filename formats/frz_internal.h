@@ -1,0 +1,56 @@
+/* frz_internal.h — what the parts of the dump codec share (private, not
+ * installed): frz_common.c (CRC-32, error messages, lookups), frz_write.c
+ * (encoder, atomic file write) and frz_read.c (decoder, file reading).
+ * Include it after defining _GNU_SOURCE (errstr uses the GNU strerror_r).
+ */
+#ifndef FRZ_INTERNAL_H
+#define FRZ_INTERNAL_H
+
+#include "frz.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MEMORY_NAME "<memory>"
+
+__attribute__((format(printf, 5, 6))) static inline frz_status
+fail(frz_error *err, frz_status st, const char *name, uint64_t off, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  frz_error_vset(err, st, name, off, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+static inline void set_ok(frz_error *err)
+{
+  if (err) {
+    err->status = FRZ_OK;
+    err->offset = 0;
+    err->msg[0] = '\0';
+  }
+}
+
+/* Thread-safe strerror into a caller buffer (GNU strerror_r). */
+static inline const char *errstr(int e, char *buf, size_t size)
+{
+  return strerror_r(e, buf, size);
+}
+
+/* qsort and bsearch orders: backtraces by record id, call sites by address. */
+static inline int cmp_bt(const void *a, const void *b)
+{
+  uint64_t x = ((const frz_backtrace *)a)->record_id, y = ((const frz_backtrace *)b)->record_id;
+  return (x > y) - (x < y);
+}
+
+static inline int cmp_site(const void *a, const void *b)
+{
+  uint64_t x = ((const frz_callsite *)a)->address, y = ((const frz_callsite *)b)->address;
+  return (x > y) - (x < y);
+}
+
+#endif /* FRZ_INTERNAL_H */

@@ -1,0 +1,70 @@
+/* pytorch_int.h — private to the PyTorch Flight Recorder importer
+ * (pytorch_fr.c: the driver and counters; pytorch_pg.c: process groups;
+ * pytorch_ops.c: entries into records). */
+#ifndef FR_PYTORCH_INT_H
+#define FR_PYTORCH_INT_H
+
+#include <stdint.h>
+
+#include "idmap.h"
+#include "pytorch_fr.h"
+#include "pyval.h"
+
+#define PT_NAME_MAX FRZ_PT_NAME_MAX
+#define PT_NO_DTYPE 255
+
+/* One process group: from pg_config, or named by an entry only. */
+typedef struct pt_pg {
+  char name[PT_NAME_MAX];
+  char desc[PT_NAME_MAX];
+  int32_t *ranks;        /* global ranks of the members, in group-rank order */
+  int32_t nranks;        /* -1 unknown */
+  int32_t self;          /* this process's rank in the group, -1 unknown */
+  int32_t comm;          /* index in the dump's comm table, -1 none */
+  int64_t pg_id;         /* ProcessGroupNCCL's local id, -1 unknown */
+  uint8_t pg_id_inferred; /* pg_id from the order of ids and names, not from an entry */
+  uint8_t never_recorded; /* no pg_status entry can be its: it recorded nothing yet */
+  const pv *status;      /* its pg_status entry (keyed by pg_id), NULL none */
+  uint32_t nentries;     /* retained entries of the group */
+} pt_pg;
+
+typedef struct pt_ctx {
+  const char *name;
+  frz_error *err;
+  const pv *root;
+  const pv *entries;     /* the entries list; NULL when the dump has none */
+  uint32_t nentries;
+  pt_pg *pgs;
+  uint32_t npgs, cappgs;
+  idmap pgmap;           /* hash of a group's name -> index in pgs */
+} pt_ctx;
+
+/* A content error: the file decoded, but is not a usable FR dump. */
+frz_status pt_bad(pt_ctx *c, const char *what, const char *detail);
+frz_status pt_nomem(pt_ctx *c);
+
+/* FNV-1a, 64 bits, continuing from h (start 0xcbf29ce484222325). */
+uint64_t pt_fnv(uint64_t h, const void *p, size_t n);
+
+/* The group of pg_config or entries named `name`, or NULL. */
+pt_pg *pt_find_pg(pt_ctx *c, const char *name);
+/* The group name of an entry: process_group[0], else its pg_id. */
+const char *pt_entry_pg_name(const pv *e, char *buf, size_t size);
+/* Groups of pg_config and of the entries, each with its pg_id and its
+ * pg_status entry where they can be told (pytorch_pg.c). */
+frz_status pt_load_pgs(pt_ctx *c);
+/* This process's global rank (see pytorch_fr.h); fills each group's self. */
+int32_t pt_find_rank(pt_ctx *c);
+/* A comm id every member computes alike: the group's name and members. */
+uint64_t pt_pg_comm_id(const pt_pg *g);
+
+/* The op of a profiling name word ("all_reduce", "_all_gather_base");
+ * FRZ_OP_NONE when PyTorch writes no such name (pytorch_ops.c). */
+uint16_t pt_op_of_word(const char *w, size_t n);
+/* "nccl:send 3->4" or "nccl:recv 4<-3": self and peer group ranks; 0 or -1. */
+int pt_p2p_ranks(const char *pname, int32_t *self, int32_t *peer);
+/* Every entry into a record of d (and d->pt->records), rec_comm[i] the comm
+ * table index of record i; coalesced groups and p2p seqs resolved. */
+frz_status pt_fill_records(pt_ctx *c, frz_dump *d, uint32_t *rec_comm);
+
+#endif /* FR_PYTORCH_INT_H */
