@@ -338,7 +338,9 @@ typedef struct frz_pt_record {
 enum {
   FRZ_PT_COALESCED_NO = 0,
   FRZ_PT_COALESCED_MEMBER = 1, /* an op of a coalesced group: state taken from its closing record */
-  FRZ_PT_COALESCED_CLOSE = 2   /* the closing record of a coalesced group ("coalesced", "*_coalesced") */
+  FRZ_PT_COALESCED_CLOSE = 2,  /* the closing record of a coalesced group ("coalesced", "*_coalesced") */
+  FRZ_PT_COALESCED_OPEN = 3    /* an op of a coalesced group never closed (no closing record after
+                                  it): the group was never launched; a group record, not an op */
 };
 typedef struct frz_pt_info {
   frz_pt_comm *comms;            /* dump.ncomms entries */
@@ -346,6 +348,7 @@ typedef struct frz_pt_info {
   char **names;                  /* distinct op names, NUL-terminated */
   uint32_t nnames;
   uint32_t skipped_fields;       /* fields of a newer minor version that were not read */
+  uint8_t has_entries;           /* the dump has an "entries" list (possibly empty) */
   char version[16];              /* the dump's "version" ("2.9"); "" none */
 } frz_pt_info;
 

@@ -304,6 +304,7 @@ static frz_status convert(pt_ctx *c, const char *form, frz_dump *d)
       return pt_bad(c, "not a PyTorch Flight Recorder dump: ", "an entry is not a dict");
   d->pt = calloc(1, sizeof *d->pt);
   if (!d->pt) return pt_nomem(c);
+  d->pt->has_entries = c->entries != NULL;
   if ((st = check_version(c, d->pt)) || (st = pt_load_pgs(c))) return st;
   int32_t rank = pt_find_rank(c);
   d->comms = calloc(c->npgs ? c->npgs : 1, sizeof *d->comms);

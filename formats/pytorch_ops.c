@@ -241,7 +241,7 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pv *e, uint32_t *cap, uint32_t
  * "scheduled" for good.  A closing record with members becomes a group
  * record (the members say what ran); without any retained member it stands
  * for the group as a collective (or stays a p2p batch record). */
-static void resolve_coalesced(frz_dump *d, const uint32_t *rec_comm)
+static int resolve_coalesced(frz_dump *d, const uint32_t *rec_comm)
 {
   for (uint64_t i = 0; i < d->nrecords; i++) {
     frz_record *cl = &d->records[i];
@@ -265,6 +265,33 @@ static void resolve_coalesced(frz_dump *d, const uint32_t *rec_comm)
     }
     if (members) cl->kind = FRZ_KIND_GROUP;
   }
+  /* a group still open: two or more ops of a comm at one seq, the newest of
+   * that comm, with no closing record after them (the process stopped
+   * between startCoalescing and endCoalescing): nothing of it was launched,
+   * so the seq was not entered */
+  uint8_t *seen = calloc(d->ncomms ? d->ncomms : 1, 1);
+  if (!seen) return -1;
+  for (uint64_t i = d->nrecords; i-- > 0;) {
+    const frz_record *r = &d->records[i];
+    int newest = !seen[rec_comm[i]];
+    seen[rec_comm[i]] = 1;
+    if (!newest || r->kind != FRZ_KIND_COLL || d->pt->records[i].coalesced) continue;
+    uint64_t first = i, n = 1;
+    for (uint64_t k = i; k-- > 0;) {
+      if (rec_comm[k] != rec_comm[i]) continue;
+      if (d->records[k].kind != FRZ_KIND_COLL || d->records[k].seq != r->seq || d->pt->records[k].coalesced) break;
+      first = k;
+      n++;
+    }
+    if (n < 2) continue;
+    for (uint64_t k = first; k <= i; k++)
+      if (rec_comm[k] == rec_comm[i]) {
+        d->records[k].kind = FRZ_KIND_GROUP;
+        d->pt->records[k].coalesced = FRZ_PT_COALESCED_OPEN;
+      }
+  }
+  free(seen);
+  return 0;
 }
 
 /* One p2p op of the dump for numbering: its (comm, peer, direction) and
@@ -323,6 +350,6 @@ frz_status pt_fill_records(pt_ctx *c, frz_dump *d, uint32_t *rec_comm)
     if (rc < 0) return pt_nomem(c);
     if (rc == 0) d->nrecords++;
   }
-  resolve_coalesced(d, rec_comm);
+  if (resolve_coalesced(d, rec_comm)) return pt_nomem(c);
   return number_p2p(c, d, rec_comm);
 }

@@ -171,6 +171,20 @@ static frz_status infer_pg_ids(pt_ctx *c, const pv *status)
     return pt_nomem(c);
   }
   char buf[32];
+  /* the default group is the first ProcessGroupNCCL a process creates:
+   * pg_id 0, in pg_status when it recorded anything */
+  for (uint32_t i = 0; i < c->npgs; i++) {
+    pt_pg *g = &c->pgs[i];
+    if (g->pg_id >= 0 || strcmp(g->desc, "default_pg") != 0 || id_taken(c, 0) || !nst) continue;
+    int listed = 0;
+    for (uint32_t k = 0; k < nst; k++) listed |= decimal(pv_cstr(status->items[2 * k], buf, sizeof buf)) == 0;
+    if (listed) {
+      g->pg_id = 0;
+      g->pg_id_inferred = 1;
+    } else {
+      g->never_recorded = 1;
+    }
+  }
   for (uint32_t k = 0; k < nst; k++) {
     int64_t id = decimal(pv_cstr(status->items[2 * k], buf, sizeof buf));
     if (id >= 0 && !id_taken(c, id)) ids[ni++] = (idname){id, 0};
@@ -179,7 +193,8 @@ static frz_status infer_pg_ids(pt_ctx *c, const pv *status)
   for (uint32_t i = 0; i < c->npgs; i++) {
     const pt_pg *g = &c->pgs[i];
     int64_t nm = decimal(g->name);
-    if (nm < 0 || g->nranks < 0 || (g->self < 0 && g->nranks > 0 && !g->nentries)) continue;
+    if (nm < 0 || g->nranks < 0 || g->never_recorded || (g->self < 0 && g->nranks > 0 && !g->nentries))
+      continue;
     if (g->pg_id >= 0) anc[na++] = (idname){nm, (uint32_t)i};
     else nms[nn++] = (idname){nm, i};
   }

@@ -29,3 +29,6 @@ TESTS += tests/e2e/pytorch-real.sh
 EXTRA_DIST += tests/e2e/pytorch-real.sh tests/fixtures/pytorch-fr/c9.expected.json \
 	tests/fixtures/nvrx/README.md tests/fixtures/nvrx/LICENSE.txt \
 	$(wildcard $(srcdir)/tests/fixtures/nvrx/*/*)
+# hang kinds from a break-it pass, generated at test time with their truth
+TESTS += tests/e2e/pytorch-hard.sh
+EXTRA_DIST += tests/e2e/pytorch-hard.sh tests/gen-pytorch-hard.py

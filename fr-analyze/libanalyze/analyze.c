@@ -218,7 +218,13 @@ static void effective_completion(fa_comm *c)
  * completed it: the op ran (a collective completes on a member only once
  * every member's part of it moved), so they wait for nobody; their own
  * device side stopped (a GPU error, a kernel that cannot finish).  They are
- * unfinished, not waiting. */
+ * unfinished, not waiting.  Evidence only when the split is at least
+ * FA_UNFINISHED_DEPTH seqs deep: the others completed that many seqs from
+ * the stuck one on that the member enqueued and finished none of (its host
+ * went on, its device did not).  A split of one seq is what ranks dumped a
+ * moment apart show in a job in flight (each dump queries its events at its
+ * own time), and is no evidence. */
+#define FA_UNFINISHED_DEPTH 2
 static int find_unfinished(fa_analysis *a, fa_comm *c)
 {
   (void)a;
@@ -226,14 +232,69 @@ static int find_unfinished(fa_analysis *a, fa_comm *c)
    * a split on their own (one side's op can finish without the other's) */
   if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) return 0;
   if (!c->stuck || !c->npassed || !c->nwaiting || c->nlagging || c->nahead) return 0;
+  int64_t passed_to = -1; /* the furthest the others completed */
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].state == FA_MEMBER_PASSED && c->members[r].last_completed > passed_to)
+      passed_to = c->members[r].last_completed;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
     if (m->state != FA_MEMBER_WAITING) continue;
+    int64_t to = m->last_enqueued < passed_to ? m->last_enqueued : passed_to;
+    if (to - (int64_t)c->stuck_seq + 1 < FA_UNFINISHED_DEPTH) continue;
     m->state = FA_MEMBER_UNFINISHED;
     c->nwaiting--;
     c->nunfinished++;
   }
   return 0;
+}
+
+/* A time of dump d on the wall clock (PyTorch's times already are). */
+static int64_t wall(const frz_dump *d, uint64_t t)
+{
+  return (int64_t)t - (int64_t)d->process.anchor_monotonic_ns + (int64_t)d->process.anchor_realtime_ns;
+}
+
+/* Members of a PyTorch dump whose counters of the comm are unknown, when
+ * the comm is stuck: one that retains no entry of the comm has not
+ * enqueued the stuck op when its dump would show it (it holds no entry at
+ * all, or only active ones, or its oldest entry is older than the stuck
+ * op's first enqueue): lagging.  The others stay unknown (never blamed). */
+static void unknown_members(fa_analysis *a, fa_comm *c)
+{
+  if (!c->stuck) return;
+  uint64_t first_enq = UINT64_MAX;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_record *rec = m->rank >= 0 && !m->counters_unknown ? fa_member_record(a, m, c->stuck_seq) : NULL;
+    if (rec && rec->t_enqueue_ns) {
+      uint64_t t = (uint64_t)wall(&a->frames[m->frame].dump, rec->t_enqueue_ns);
+      if (t < first_enq) first_enq = t;
+    }
+  }
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank < 0 || !m->counters_unknown) continue;
+    const fa_frame *f = &a->frames[m->frame];
+    const frz_dump *d = &f->dump;
+    if (!d->pt || !d->pt->has_entries || f->coll[m->entry].len || f->p2p[m->entry].len) {
+      c->nunknown++;
+      continue;
+    }
+    uint64_t oldest = UINT64_MAX, done = 0;
+    for (uint64_t i = 0; i < d->nrecords; i++) {
+      if (d->records[i].state == FRZ_STATE_COMPLETED) done++;
+      if (d->records[i].t_enqueue_ns && (uint64_t)wall(d, d->records[i].t_enqueue_ns) < oldest)
+        oldest = (uint64_t)wall(d, d->records[i].t_enqueue_ns);
+    }
+    if (d->nrecords && done && !(first_enq != UINT64_MAX && oldest <= first_enq)) {
+      c->nunknown++;
+      continue;
+    }
+    m->state = FA_MEMBER_LAGGING;
+    m->counters_unknown = 0;
+    m->last_enqueued = m->last_completed = -1;
+    c->nlagging++;
+  }
 }
 
 /* A lone member past a point where every other member (all with dumps) is
@@ -292,6 +353,7 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
     }
   }
   find_ahead(c);
+  unknown_members(a, c);
   return 0;
 }
 

@@ -186,6 +186,7 @@ typedef struct fa_comm {
   uint8_t stuck;             /* some member enqueued last_completed+1, not all completed it */
   uint64_t stuck_seq;
   uint32_t nwaiting, nlagging, nno_dump, npassed, nahead, nunfinished;
+  uint32_t nunknown;         /* members whose counters a PyTorch dump cannot give */
   uint8_t has_mismatch;
   fa_mismatch mismatch;
   fa_link *links;            /* p2p unmatched, links from proxy progress, inferred ring edges */

@@ -73,6 +73,25 @@ int fa_stacks_classes_text(FILE *o, const fa_analysis *a);
 struct cJSON *fa_stacks_verdict_json(const fa_analysis *a);
 struct cJSON *fa_stacks_classes_json(const fa_analysis *a);
 
+/* The wait-for graph across communicators, over ranks (waitgraph.c), built
+ * after every rank's wait_comm is marked: a rank that waits in a blocked
+ * comm points at the members that comm's waiting side waits for (its
+ * lagging, unfinished or dead members) and a p2p waiter at its counterpart. */
+typedef struct fa_wgraph fa_wgraph;
+fa_wgraph *fa_wgraph_build(const fa_analysis *a);
+void fa_wgraph_free(fa_wgraph *g);
+/* Is rank k (index into a->ranks; -1 no dump), awaited in comm `comm` (-1:
+ * through a p2p op), where a wait starts: it waits inside no NCCL call, or
+ * its own work there never finished, or it has no dump? */
+int fa_wgraph_is_root(const fa_wgraph *g, int32_t k, int32_t comm);
+/* The global ranks where the waits of every waiting rank start (the ends of
+ * every wait-for chain), sorted; *dead_ends: waits that end at members of
+ * unknown rank without a dump.  0 or -1. */
+int fa_wgraph_roots(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out, uint32_t *dead_ends);
+/* A cycle of waits that starts nowhere (a deadlock), as steps; *out NULL
+ * when there is none.  0 or -1. */
+int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out, uint32_t *n);
+
 /* Is op a comm teardown (CommDestroy, CommFinalize, CommAbort)? */
 static inline int fa_is_teardown(unsigned op)
 {

@@ -508,11 +508,25 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     if (d && d->pt && d->pt->comms[m->entry].counters == FRZ_PT_CTR_ENTRIES && m->last_enqueued > hi_entries)
       hi_entries = m->last_enqueued;
   }
+  /* and when the members' counters cannot all count collectives: a member
+   * cannot have completed a collective another never enqueued (pg_status
+   * counting a pipeline's p2p ops on some ranks, collectives on others) */
+  int64_t max_lc = -1, min_le = INT64_MAX;
+  int status_only = 0;
+  for (int32_t r = 0; r < size; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_dump *d = m->frame >= 0 ? &a->frames[m->frame].dump : NULL;
+    if (!d || m->counters_unknown) continue;
+    if (m->last_completed > max_lc) max_lc = m->last_completed;
+    if (m->last_enqueued < min_le) min_le = m->last_enqueued;
+    if (d->pt && d->pt->comms[m->entry].counters == FRZ_PT_CTR_STATUS) status_only = 1;
+  }
+  int inconsistent = status_only && max_lc > min_le;
   for (int32_t r = 0; r < size; r++) {
     fa_member *m = &c->members[r];
     const frz_dump *d = m->frame >= 0 ? &a->frames[m->frame].dump : NULL;
     if (d && d->pt && d->pt->comms[m->entry].counters == FRZ_PT_CTR_STATUS &&
-        (p2p || (hi_entries > -2 && m->last_completed > hi_entries)))
+        (p2p || inconsistent || (hi_entries > -2 && m->last_completed > hi_entries)))
       m->counters_unknown = 1;
   }
   infer_globals(a, c);

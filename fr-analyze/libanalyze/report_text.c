@@ -382,12 +382,20 @@ static int lagging_text(FILE *o, const fa_comm *c)
 static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
 {
   char hex[17], buf[RANKSET_LEN];
-  fprintf(o, "  comm %s: %d rank%s, %u with a dump", fa_hex(c->id, hex), c->size,
-          c->size == 1 ? "" : "s", c->npresent);
+  fprintf(o, "  comm %s", fa_hex(c->id, hex));
+  if (c->pt) { /* a PyTorch process group: as its users name it */
+    char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
+    fprintf(o, " (%s%spg %s)", fa_sanitize(c->pt->desc, desc, sizeof desc), desc[0] ? ", " : "",
+            fa_sanitize(c->pt->name, name, sizeof name));
+  }
+  fprintf(o, ": %d rank%s, %u with a dump", c->size, c->size == 1 ? "" : "s", c->npresent);
   if (c->parent_id) fprintf(o, ", parent %s", fa_hex(c->parent_id, hex));
-  if (c->seq_hi >= 0)
-    fprintf(o, ", seqs %lld..%lld retained", (long long)(c->seq_lo < 0 ? 0 : c->seq_lo),
-            (long long)c->seq_hi);
+  if (c->seq_hi >= 0 && c->seq_lo >= 0)
+    fprintf(o, ", seqs %lld..%lld retained", (long long)c->seq_lo, (long long)c->seq_hi);
+  else if (c->seq_hi >= 0 && !c->pt)
+    fprintf(o, ", seqs 0..%lld retained", (long long)c->seq_hi);
+  else if (c->seq_hi > 0)
+    fprintf(o, ", up to seq %lld, none retained", (long long)c->seq_hi);
   if (!c->tracked) fputs(", completion not tracked", o);
   fputc('\n', o);
   fputs("    last completed: ", o);

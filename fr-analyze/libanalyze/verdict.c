@@ -140,6 +140,35 @@ static void mark_waits(fa_analysis *a)
   }
 }
 
+/* A lone member "ahead" of others that are idle in its comm only because
+ * they wait in other comms is not ahead: it waits for them, like any
+ * member of a stuck op waits for the members that never entered it (they
+ * may be deadlocked elsewhere).  Undo the ahead reading of such comms. */
+static void not_ahead(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_comm *c = &a->comms[ci];
+    if (!c->nahead) continue;
+    int all_wait = 1;
+    for (int32_t r = 0; r < c->size && all_wait; r++) {
+      const fa_member *m = &c->members[r];
+      if (m->state == FA_MEMBER_IDLE && m->rank >= 0 && a->ranks[m->rank].wait_comm < 0) all_wait = 0;
+    }
+    if (!all_wait) continue;
+    c->nahead = 0;
+    for (int32_t r = 0; r < c->size; r++) {
+      fa_member *m = &c->members[r];
+      if (m->state == FA_MEMBER_AHEAD) {
+        m->state = FA_MEMBER_WAITING;
+        c->nwaiting++;
+      } else if (m->state == FA_MEMBER_IDLE && m->rank >= 0 && m->last_enqueued < (int64_t)c->stuck_seq) {
+        m->state = FA_MEMBER_LAGGING;
+        c->nlagging++;
+      }
+    }
+  }
+}
+
 /* Number of members (or p2p sides) of c that wait. */
 static uint32_t waiters(const fa_comm *c)
 {
@@ -149,23 +178,15 @@ static uint32_t waiters(const fa_comm *c)
   return n;
 }
 
-/* Is b (a blamed rank of comm ci) a start of the wait-for chain: not waiting
- * in any other comm (or without a dump at all)? */
-static int free_rank(const fa_analysis *a, int32_t b, int32_t ci)
-{
-  int32_t k = fa_find_rank(a, b);
-  return k < 0 || a->ranks[k].wait_comm < 0 || a->ranks[k].wait_comm == ci;
-}
-
 /* Is comm ci, blocked, where the hang starts: everyone its waiters wait for
- * is free (or dead)?  When some of them wait elsewhere, the chain goes on. */
-static int is_root(const fa_analysis *a, int32_t ci, const fa_ranks *bl, uint32_t unknown)
+ * is where a wait starts (free of NCCL, dead, or unfinished there)?  When
+ * some of them wait in an NCCL call, the chain goes on. */
+static int is_root(const fa_analysis *a, const fa_wgraph *g, int32_t ci, const fa_ranks *bl,
+                   uint32_t unknown)
 {
   if (a->comms[ci].nahead || (unknown && !bl->n)) return 1;
-  /* members whose own work never finished are where the hang starts */
-  if (a->comms[ci].nunfinished && !a->comms[ci].nlagging) return 1;
   for (uint32_t i = 0; i < bl->n; i++)
-    if (!free_rank(a, bl->v[i], ci)) return 0;
+    if (!fa_wgraph_is_root(g, fa_find_rank(a, bl->v[i]), ci)) return 0;
   return 1;
 }
 
@@ -179,58 +200,24 @@ static int better(const fa_analysis *a, int32_t x, int32_t y)
   return x < y;
 }
 
-/* Follow the wait-for chain from comm start: returns the comm where it ends
- * (one whose waiters wait for nobody in particular: all joined), or -1 and
- * the cycle in v->cycle.  Every comm on the way has a non-empty blame set
- * whose ranks all wait elsewhere. */
-static int follow_chain(fa_analysis *a, int32_t start, int32_t *end)
+/* Follow the waits from comm start (none of whose awaited ranks is a root)
+ * to the comm where they end: one whose waiters wait for nobody in
+ * particular (all joined).  Bounded: a cycle was looked for before. */
+static int chain_end(const fa_analysis *a, int32_t start, int32_t *end)
 {
-  int32_t *pos = malloc(a->ncomms * sizeof *pos);
-  fa_wait_step *path = malloc(a->ncomms * sizeof *path);
-  int rc = -1;
-  if (!pos || !path) goto out;
-  for (uint32_t i = 0; i < a->ncomms; i++) pos[i] = -1;
-  uint32_t len = 0;
-  int32_t c = start, via = -1;
-  *end = -1;
-  for (;;) {
-    if (pos[c] >= 0) { /* a cycle: path[pos[c]] .. path[len-1] */
-      uint32_t first = (uint32_t)pos[c], n = len - first;
-      a->verdict.cycle = malloc(n * sizeof *a->verdict.cycle);
-      if (!a->verdict.cycle) goto out;
-      memcpy(a->verdict.cycle, path + first, n * sizeof *path);
-      a->verdict.cycle[0].rank = path[len - 1].waits_for;
-      a->verdict.ncycle = n;
-      break;
-    }
+  int32_t c = start;
+  *end = start;
+  for (uint32_t step = 0; step <= a->nranks; step++) {
     fa_ranks bl;
     uint32_t unknown;
-    if (blame(&a->comms[c], &bl, &unknown)) goto out;
-    if (bl.n == 0 || is_root(a, c, &bl, unknown)) {
-      fa_ranks_free(&bl);
-      *end = c;
-      break;
-    }
-    int32_t b = bl.v[0];
+    if (blame(&a->comms[c], &bl, &unknown)) return -1;
+    int32_t k = bl.n ? fa_find_rank(a, bl.v[0]) : -1;
     fa_ranks_free(&bl);
-    const fa_comm *cc = &a->comms[c];
-    uint64_t seq = cc->stuck ? cc->stuck_seq : 0;
-    if (!cc->stuck)
-      for (uint32_t i = 0; i < cc->nlinks; i++)
-        if (cc->links[i].p2p) {
-          seq = cc->links[i].seq;
-          break;
-        }
-    pos[c] = (int32_t)len;
-    path[len++] = (fa_wait_step){c, via, seq, b};
-    via = b;
-    c = a->ranks[fa_find_rank(a, b)].wait_comm;
+    *end = c;
+    if (k < 0 || a->ranks[k].wait_comm < 0) return 0;
+    c = a->ranks[k].wait_comm;
   }
-  rc = 0;
-out:
-  free(pos);
-  free(path);
-  return rc;
+  return 0;
 }
 
 /* ---- the links reported in the verdict ------------------------------------------ */
@@ -434,6 +421,17 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               "device side (a GPU error or a kernel that cannot finish)",
               ranks_phrase(&v->unfinished, p1, sizeof p1), op, hex, ranks_phrase(&o, p2, sizeof p2),
               v->unfinished.n == 1 ? "its" : "their");
+  } else if (c->stuck && c->nunknown && !v->lagging.n && !c->nno_dump && !c->has_mismatch) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    uint32_t cap = 0;
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].counters_unknown && c->members[r].global_rank >= 0 &&
+          fa_ranks_push(&o, &cap, c->members[r].global_rank))
+        goto out;
+    fa_ranks_sort(&o);
+    sb_printf(b, "%s %s in %s on comm %s; whether %s entered it is unknown (%s dump does not tell "
+              "which pg_status entry is the group's)", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op,
+              hex, ranks_phrase(&o, p2, sizeof p2), o.n == 1 ? "its" : "their");
   } else if (c->stuck && (c->nwaiting || c->npassed) && !v->lagging.n && !c->nno_dump) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "%s %s in %s on comm %s, which mismatched calls keep from completing",
@@ -604,29 +602,6 @@ static int add_state(const fa_comm *c, fa_member_state s, fa_ranks *r, uint32_t 
   return 0;
 }
 
-/* The ends of every other wait-for chain: each blocked comm's blamed ranks
- * that wait nowhere else (free, dead, or unfinished there).  A hang with
- * two faulty ranks in different places has two such ends; every one of
- * them is a root cause. */
-static int other_roots(const fa_analysis *a, fa_ranks *out, uint32_t *cap)
-{
-  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
-    const fa_comm *c = &a->comms[ci];
-    if (!blocked(c) || c->nahead) continue;
-    fa_ranks bl;
-    uint32_t unknown;
-    if (blame(c, &bl, &unknown)) return -1;
-    int all = c->nunfinished && !c->nlagging;
-    for (uint32_t i = 0; i < bl.n; i++)
-      if ((all || free_rank(a, bl.v[i], (int32_t)ci)) && fa_ranks_push(out, cap, bl.v[i])) {
-        fa_ranks_free(&bl);
-        return -1;
-      }
-    fa_ranks_free(&bl);
-  }
-  return 0;
-}
-
 /* Where root-cause rank g is blamed: the chosen comm first, then any stuck
  * comm where it lagged, never finished or left no dump, then a p2p op it
  * never posted. */
@@ -654,7 +629,7 @@ static fa_root root_where(const fa_analysis *a, int32_t g)
 
 /* Which blocked comm explains the hang: the best root of a wait-for chain,
  * else the end of the chain from the best blocked comm (or a cycle). */
-static int choose_comm(fa_analysis *a)
+static int choose_comm(fa_analysis *a, const fa_wgraph *g)
 {
   fa_verdict *v = &a->verdict;
   int32_t best_root = -1, best_blamed = -1, best_any = -1;
@@ -664,7 +639,7 @@ static int choose_comm(fa_analysis *a)
     uint32_t unknown;
     if (blame(&a->comms[ci], &bl, &unknown)) return -1;
     int has = bl.n || unknown || a->comms[ci].nahead;
-    if (has && is_root(a, (int32_t)ci, &bl, unknown) && better(a, (int32_t)ci, best_root))
+    if (has && is_root(a, g, (int32_t)ci, &bl, unknown) && better(a, (int32_t)ci, best_root))
       best_root = (int32_t)ci;
     if (has && better(a, (int32_t)ci, best_blamed)) best_blamed = (int32_t)ci;
     if (better(a, (int32_t)ci, best_any)) best_any = (int32_t)ci;
@@ -672,9 +647,9 @@ static int choose_comm(fa_analysis *a)
   }
   v->comm = best_root >= 0 ? best_root : -1;
   if (v->comm < 0 && best_blamed >= 0) {
-    int32_t end;
-    if (follow_chain(a, best_blamed, &end)) return -1;
-    v->comm = v->cycle ? v->cycle[0].comm : end;
+    if (fa_wgraph_cycle(a, g, &v->cycle, &v->ncycle)) return -1;
+    if (v->cycle) v->comm = v->cycle[0].comm;
+    else if (chain_end(a, best_blamed, &v->comm)) return -1;
   }
   if (v->comm < 0) v->comm = best_any;
   return 0;
@@ -684,7 +659,13 @@ int fa_verdict_build(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
   mark_waits(a);
-  if (choose_comm(a)) return -1;
+  not_ahead(a);
+  fa_wgraph *wg = fa_wgraph_build(a);
+  if (!wg) return -1;
+  if (choose_comm(a, wg)) {
+    fa_wgraph_free(wg);
+    return -1;
+  }
   for (uint32_t ci = 0; ci < a->ncomms && v->mismatch_comm < 0; ci++)
     if (a->comms[ci].has_mismatch) v->mismatch_comm = (int32_t)ci;
   if (v->comm >= 0 && a->comms[v->comm].has_mismatch) v->mismatch_comm = v->comm;
@@ -703,15 +684,31 @@ int fa_verdict_build(fa_analysis *a)
     }
     if (add_state(c, FA_MEMBER_AHEAD, &v->ahead, &cap_a)) return -1;
     v->all_joined = c->stuck && !v->lagging.n && !v->unfinished.n && !unknown && !c->nahead &&
-                    !c->nno_dump;
+                    !c->nno_dump && !c->nunknown;
     /* calls that do not match explain why a joined op cannot complete */
     if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) v->all_joined = 0;
   }
+  /* the lagging ranks that wait in no NCCL call themselves (a p2p peer
+   * that never posted may wait elsewhere, even in the same comm) */
   for (uint32_t i = 0; i < v->lagging.n; i++)
-    if (fa_ranks_push(&v->root_cause, &cap_r, v->lagging.v[i])) return -1;
+    if (fa_wgraph_is_root(wg, fa_find_rank(a, v->lagging.v[i]), v->comm) &&
+        fa_ranks_push(&v->root_cause, &cap_r, v->lagging.v[i]))
+      return -1;
   for (uint32_t i = 0; i < v->unfinished.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->unfinished.v[i])) return -1;
-  if (v->comm >= 0 && !v->cycle && other_roots(a, &v->root_cause, &cap_r)) return -1;
+  /* the ends of every wait-for chain, not only the chosen comm's */
+  if (v->comm >= 0 && !v->cycle) {
+    fa_ranks ends = {NULL, 0};
+    uint32_t dead = 0;
+    int bad = fa_wgraph_roots(a, wg, &ends, &dead);
+    for (uint32_t i = 0; !bad && i < ends.n; i++) bad = fa_ranks_push(&v->root_cause, &cap_r, ends.v[i]);
+    fa_ranks_free(&ends);
+    if (bad) {
+      fa_wgraph_free(wg);
+      return -1;
+    }
+  }
+  fa_wgraph_free(wg);
   for (uint32_t i = 0; i < v->ahead.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
   for (uint32_t i = 0; i < v->ncycle; i++)

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (uint64_t r = 0; r < d.nrecords; r++) {
       const frz_pt_record *p = &d.pt->records[r];
       if (p->name >= d.pt->nnames) __builtin_trap(); /* every record names its op */
-      if (p->coalesced > FRZ_PT_COALESCED_CLOSE) __builtin_trap();
+      if (p->coalesced > FRZ_PT_COALESCED_OPEN) __builtin_trap();
       sink += p->in_numel + p->out_numel + p->in_dtype + p->out_dtype;
     }
     for (uint32_t c = 0; c < d.ncomms; c++) {

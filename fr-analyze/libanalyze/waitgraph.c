@@ -1,0 +1,250 @@
+/* waitgraph.c — the wait-for graph across communicators, over ranks: who
+ * waits for whom, where the waits start (the root causes) and, when they
+ * start nowhere, the cycle (a deadlock). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Nodes: the ranks with a dump (indexes into a->ranks), then one hub per
+ * communicator (a->nranks + comm index) standing for "the members its
+ * waiting side waits for", so that n waiters and m awaited members cost
+ * n + m edges, not n * m. */
+typedef struct wedge {
+  uint32_t from, to;   /* nodes */
+  int32_t comm;        /* the comm of the wait */
+  uint64_t seq;        /* its stuck seq, or the p2p link's seq */
+} wedge;
+
+struct fa_wgraph {
+  uint32_t nranks, nnodes;
+  wedge *e;            /* sorted by from */
+  uint32_t ne;
+  uint32_t *first;     /* nnodes + 1 offsets into e */
+  uint8_t *waits;      /* per rank: it waits inside an NCCL call (a->ranks[k].wait_comm >= 0) */
+  uint8_t *unfinished_hub; /* per comm: its awaited members never finished their own work */
+};
+
+static int cmp_wedge(const void *x, const void *y)
+{
+  const wedge *a = x, *b = y;
+  if (a->from != b->from) return a->from < b->from ? -1 : 1;
+  return (a->to > b->to) - (a->to < b->to);
+}
+
+static int push_edge(fa_wgraph *g, uint32_t *cap, wedge w)
+{
+  if (fa_grow(&g->e, cap, g->ne + 1, sizeof *g->e)) return -1;
+  g->e[g->ne++] = w;
+  return 0;
+}
+
+/* Does member m wait in c's stuck collective (behind c's awaited members)? */
+static int waits_in(const fa_member *m)
+{
+  return m->rank >= 0 && (m->state == FA_MEMBER_WAITING ||
+                          (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued));
+}
+
+void fa_wgraph_free(fa_wgraph *g)
+{
+  if (!g) return;
+  free(g->e);
+  free(g->first);
+  free(g->waits);
+  free(g->unfinished_hub);
+  free(g);
+}
+
+fa_wgraph *fa_wgraph_build(const fa_analysis *a)
+{
+  fa_wgraph *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  g->nranks = a->nranks;
+  g->nnodes = a->nranks + a->ncomms;
+  g->first = calloc(g->nnodes + 1, sizeof *g->first);
+  g->waits = calloc(a->nranks ? a->nranks : 1, 1);
+  g->unfinished_hub = calloc(a->ncomms ? a->ncomms : 1, 1);
+  if (!g->first || !g->waits || !g->unfinished_hub) goto oom;
+  for (uint32_t k = 0; k < a->nranks; k++) g->waits[k] = a->ranks[k].wait_comm >= 0;
+  uint32_t cap = 0;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    uint32_t hub = a->nranks + ci;
+    if (c->stuck && !c->nahead && (c->nwaiting || c->npassed)) {
+      fa_member_state want = c->nlagging ? FA_MEMBER_LAGGING
+                             : c->nunfinished ? FA_MEMBER_UNFINISHED : FA_MEMBER_NO_DUMP;
+      g->unfinished_hub[ci] = want == FA_MEMBER_UNFINISHED;
+      int any = 0;
+      for (int32_t r = 0; r < c->size; r++) {
+        const fa_member *m = &c->members[r];
+        if (m->state != want || m->rank < 0) continue; /* no dump: a dead end, a root (below) */
+        if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, c->stuck_seq})) goto oom;
+        any = 1;
+      }
+      for (int32_t r = 0; r < c->size; r++)
+        if (c->members[r].state == want && c->members[r].rank < 0) any = 2;
+      for (int32_t r = 0; any && r < c->size; r++)
+        if (waits_in(&c->members[r]) &&
+            push_edge(g, &cap, (wedge){(uint32_t)c->members[r].rank, hub, (int32_t)ci, c->stuck_seq}))
+          goto oom;
+    }
+    for (uint32_t i = 0; i < c->nlinks; i++) {
+      const fa_link *l = &c->links[i];
+      if (!l->p2p) continue;
+      int32_t w = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->src : l->dst);
+      int32_t t = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src);
+      if (w < 0) continue;
+      /* a counterpart without a dump (or of unknown rank): through the hub,
+       * which then leads nowhere: a dead end, a root */
+      if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : hub, (int32_t)ci, l->seq})) goto oom;
+    }
+  }
+  qsort(g->e, g->ne, sizeof *g->e, cmp_wedge);
+  for (uint32_t i = 0; i < g->ne; i++) g->first[g->e[i].from + 1]++;
+  for (uint32_t n = 0; n < g->nnodes; n++) g->first[n + 1] += g->first[n];
+  return g;
+oom:
+  fa_wgraph_free(g);
+  return NULL;
+}
+
+/* Is rank node k where a wait starts, reached through hub node `via` (or
+ * a p2p edge, via = UINT32_MAX)?  It waits inside no NCCL call, or its own
+ * work never finished (an unfinished member awaited by that hub). */
+static int root_rank(const fa_wgraph *g, uint32_t k, uint32_t via)
+{
+  if (via != UINT32_MAX && via >= g->nranks && g->unfinished_hub[via - g->nranks]) return 1;
+  return !g->waits[k];
+}
+
+int fa_wgraph_roots(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out, uint32_t *dead_ends)
+{
+  uint32_t cap = 0, head = 0, tail = 0;
+  uint32_t *queue = malloc((g->nnodes ? g->nnodes : 1) * sizeof *queue);
+  uint8_t *seen = calloc(g->nnodes ? g->nnodes : 1, 1);
+  *dead_ends = 0;
+  if (!queue || !seen) {
+    free(queue);
+    free(seen);
+    return -1;
+  }
+  /* from every rank that waits */
+  for (uint32_t k = 0; k < g->nranks; k++)
+    if (g->waits[k] && g->first[k + 1] > g->first[k]) {
+      seen[k] = 1;
+      queue[tail++] = k;
+    }
+  int rc = 0;
+  while (head < tail && rc == 0) {
+    uint32_t n = queue[head++];
+    for (uint32_t i = g->first[n]; i < g->first[n + 1] && rc == 0; i++) {
+      uint32_t t = g->e[i].to;
+      if (t >= g->nranks) { /* a hub */
+        if (g->first[t + 1] == g->first[t]) (*dead_ends)++; /* awaits only ranks without a dump */
+        if (!seen[t]) {
+          seen[t] = 1;
+          queue[tail++] = t;
+        }
+        continue;
+      }
+      if (root_rank(g, t, n >= g->nranks ? n : UINT32_MAX)) {
+        rc = fa_ranks_push(out, &cap, a->ranks[t].global_rank);
+        continue; /* the wait starts here: not followed further */
+      }
+      if (!seen[t]) {
+        seen[t] = 1;
+        queue[tail++] = t;
+      }
+    }
+  }
+  /* ranks without a dump that some hub awaits */
+  for (uint32_t ci = 0; ci < a->ncomms && rc == 0; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    if (!seen[a->nranks + ci] || !c->stuck) continue;
+    for (int32_t r = 0; r < c->size && rc == 0; r++)
+      if (c->members[r].state == FA_MEMBER_NO_DUMP && c->members[r].global_rank >= 0 &&
+          fa_member_blamed(c, &c->members[r]))
+        rc = fa_ranks_push(out, &cap, c->members[r].global_rank);
+  }
+  free(queue);
+  free(seen);
+  if (rc) return -1;
+  fa_ranks_sort(out);
+  return 0;
+}
+
+int fa_wgraph_is_root(const fa_wgraph *g, int32_t k, int32_t comm)
+{
+  if (k < 0) return 1; /* no dump */
+  return root_rank(g, (uint32_t)k, comm >= 0 ? g->nranks + (uint32_t)comm : UINT32_MAX);
+}
+
+int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out, uint32_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  /* depth-first over the nodes: 0 new, 1 on the path, 2 done */
+  uint8_t *color = calloc(g->nnodes ? g->nnodes : 1, 1);
+  uint32_t *path = malloc((g->nnodes + 1) * sizeof *path);   /* nodes */
+  uint32_t *edge = malloc((g->nnodes + 1) * sizeof *edge);   /* the edge taken out of path[i] */
+  int rc = -1;
+  if (!color || !path || !edge) goto out;
+  for (uint32_t s = 0; s < g->nranks && !*out; s++) {
+    if (color[s] || !g->waits[s]) continue;
+    uint32_t len = 0;
+    path[len] = s;
+    edge[len] = g->first[s];
+    color[s] = 1;
+    len = 1;
+    while (len && !*out) {
+      uint32_t v = path[len - 1];
+      if (edge[len - 1] >= g->first[v + 1]) {
+        color[v] = 2;
+        len--;
+        continue;
+      }
+      const wedge *e = &g->e[edge[len - 1]++];
+      uint32_t t = e->to;
+      if (t < g->nranks && root_rank(g, t, v >= g->nranks ? v : UINT32_MAX)) continue;
+      if (color[t] == 1) { /* back edge: the cycle is path[at..len) */
+        uint32_t at = 0;
+        while (path[at] != t) at++;
+        uint32_t steps = 0;
+        for (uint32_t i = at; i < len; i++)
+          if (path[i] < g->nranks) steps++;
+        fa_wait_step *cy = malloc((steps ? steps : 1) * sizeof *cy);
+        if (!cy) goto out;
+        uint32_t k = 0;
+        for (uint32_t i = at; i < len; i++) {
+          if (path[i] >= g->nranks) continue;
+          /* from rank path[i] along the edge it took (edge[j] - 1 is the
+           * edge out of path[j]; out of the last node, the back edge) to the
+           * next rank, through a hub or not */
+          const wedge *x = &g->e[edge[i] - 1];
+          uint32_t j = i + 1 < len ? i + 1 : at, nx = i + 1 < len ? path[i + 1] : t;
+          if (nx >= g->nranks) nx = g->e[edge[j] - 1].to;
+          cy[k++] = (fa_wait_step){x->comm, a->ranks[path[i]].global_rank, x->seq,
+                                   a->ranks[nx].global_rank};
+        }
+        *out = cy;
+        *n = k;
+        break;
+      }
+      if (color[t] == 0) {
+        color[t] = 1;
+        path[len] = t;
+        edge[len] = g->first[t];
+        len++;
+      }
+    }
+  }
+  rc = 0;
+out:
+  free(color);
+  free(path);
+  free(edge);
+  return rc;
+}
