@@ -102,7 +102,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : hub, (int32_t)ci, l->seq})) goto oom;
     }
   }
-  qsort(g->e, g->ne, sizeof *g->e, cmp_wedge);
+  if (g->ne) qsort(g->e, g->ne, sizeof *g->e, cmp_wedge); /* e is NULL without edges */
   for (uint32_t i = 0; i < g->ne; i++) g->first[g->e[i].from + 1]++;
   for (uint32_t n = 0; n < g->nnodes; n++) g->first[n + 1] += g->first[n];
   return g;
