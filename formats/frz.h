@@ -318,6 +318,8 @@ typedef struct frz_pt_comm {
   char name[FRZ_PT_NAME_MAX];    /* process group name (pg_config key, entries' process_group[0]) */
   char desc[FRZ_PT_NAME_MAX];    /* its desc: "default_pg", "TENSOR_MODEL_PARALLEL_GROUP", ... */
   uint8_t counters;              /* FRZ_PT_CTR_*: where the comm's counters come from */
+  int32_t *ranks;                /* pg_config's global ranks, in group-rank order (owned); NULL unknown */
+  int32_t nranks;
 } frz_pt_comm;
 /* Where a PyTorch comm entry's counters come from. */
 enum {
@@ -333,8 +335,16 @@ typedef struct frz_pt_record {
                                     "nccl:" prefix and the peer part ("all_to_all", "send") */
   uint8_t in_dtype, out_dtype;   /* ncclDataType_t of the first tensor; 255 none or unknown */
   uint8_t coalesced;             /* FRZ_PT_COALESCED_* */
-  uint8_t reserved0;
+  uint8_t fields;                /* FRZ_PT_HAS_*: which of the entry's fields were there */
 } frz_pt_record;
+/* Fields an entry had (older versions and damaged dumps lack some): an
+ * absent field is unknown, not zero. */
+enum {
+  FRZ_PT_HAS_IN_SIZES = 1u << 0,
+  FRZ_PT_HAS_OUT_SIZES = 1u << 1,
+  FRZ_PT_HAS_IN_DTYPES = 1u << 2,
+  FRZ_PT_HAS_OUT_DTYPES = 1u << 3
+};
 enum {
   FRZ_PT_COALESCED_NO = 0,
   FRZ_PT_COALESCED_MEMBER = 1, /* an op of a coalesced group: state taken from its closing record */

@@ -723,6 +723,7 @@ void frz_dump_free(frz_dump *d)
   if (d->pt) {
     for (uint32_t i = 0; i < d->pt->nnames; i++) free(d->pt->names[i]);
     free(d->pt->names);
+    for (uint32_t i = 0; d->pt->comms && i < d->ncomms; i++) free(d->pt->comms[i].ranks);
     free(d->pt->comms);
     free(d->pt->records);
     free(d->pt);

@@ -316,6 +316,9 @@ static frz_status convert(pt_ctx *c, const char *form, frz_dump *d)
     pt_pg *g = &c->pgs[i];
     int32_t self = g->self;
     if (g->nranks > 0 && self < 0 && rank >= 0) continue; /* listed, and we are not a member */
+    /* the default group holds every rank in rank order, whatever its ranks
+     * string says ("all", "[]", garbage) */
+    if (self < 0 && g->nranks < 0 && rank >= 0 && strcmp(g->desc, "default_pg") == 0) self = rank;
     frz_comm *m = &d->comms[d->ncomms];
     frz_pt_comm *pc = &d->pt->comms[d->ncomms];
     g->comm = (int32_t)d->ncomms++;
@@ -326,6 +329,12 @@ static frz_status convert(pt_ctx *c, const char *form, frz_dump *d)
     m->cuda_device = -1;
     m->last_enqueued_seq = m->last_started_seq = m->last_completed_seq = -1;
     pc->pg_id = g->pg_id;
+    if (g->nranks > 0) {
+      pc->ranks = malloc((size_t)g->nranks * sizeof *pc->ranks);
+      if (!pc->ranks) return pt_nomem(c);
+      memcpy(pc->ranks, g->ranks, (size_t)g->nranks * sizeof *pc->ranks);
+      pc->nranks = g->nranks;
+    }
     snprintf(pc->name, sizeof pc->name, "%s", g->name);
     snprintf(pc->desc, sizeof pc->desc, "%s", g->desc);
   }

@@ -206,6 +206,17 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pv *e, uint32_t *cap, uint32_t
   int p2p = x->op == FRZ_OP_Send || x->op == FRZ_OP_Recv || (isp && isp->type == PV_BOOL && isp->num.i);
   x->peer = -1;
   x->redop = PT_NO_DTYPE;
+  static const struct {
+    const char *key;
+    uint8_t bit;
+  } has[] = {{"input_sizes", FRZ_PT_HAS_IN_SIZES},
+             {"output_sizes", FRZ_PT_HAS_OUT_SIZES},
+             {"input_dtypes", FRZ_PT_HAS_IN_DTYPES},
+             {"output_dtypes", FRZ_PT_HAS_OUT_DTYPES}};
+  for (size_t i = 0; i < sizeof has / sizeof *has; i++) {
+    const pv *f = pv_get(e, has[i].key);
+    if (f && (f->type == PV_LIST || f->type == PV_TUPLE)) p->fields |= has[i].bit;
+  }
   p->in_dtype = dtype_of(pv_get(e, "input_dtypes"));
   p->out_dtype = dtype_of(pv_get(e, "output_dtypes"));
   p->in_numel = numel_of(pv_get(e, "input_sizes"));

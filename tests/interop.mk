@@ -31,4 +31,4 @@ EXTRA_DIST += tests/e2e/pytorch-real.sh tests/fixtures/pytorch-fr/c9.expected.js
 	$(wildcard $(srcdir)/tests/fixtures/nvrx/*/*)
 # hang kinds from a break-it pass, generated at test time with their truth
 TESTS += tests/e2e/pytorch-hard.sh
-EXTRA_DIST += tests/e2e/pytorch-hard.sh tests/gen-pytorch-hard.py
+EXTRA_DIST += tests/e2e/pytorch-hard.sh tests/gen-pytorch-hard.py tests/gen-pytorch-hard2.py

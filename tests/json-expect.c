@@ -1,12 +1,19 @@
 /* json-expect — does a JSON document contain an expected subset?
  *
  *   json-expect EXPECTED.json ACTUAL.json
+ *   json-expect --no-waiting-roots ANALYSIS.json
  *
  * Objects match when every key of EXPECTED is in ACTUAL with a matching
  * value (ACTUAL may have more keys); arrays when they have the same length
  * and match element by element; numbers, strings, booleans and null when
  * equal.  Every difference is printed with its path, e.g.
  *   verdict.lagging_ranks: expected [5], got [4,5]
+ * The second form checks one rule of every verdict on an analysis document
+ * (formats/analysis-json.md): in a hang, no root-cause rank waits inside an
+ * NCCL call on a peer (a member "waiting" in some communicator's stuck op,
+ * or the side of a missing p2p link that posted and waits), except the
+ * ahead ranks and a mismatch's culprits, whose own calls are the cause, and
+ * ranks whose own work never finished somewhere (they wait on their device).
  * Exit status: 0 match, 1 differences, 2 a file cannot be read or parsed.
  */
 #include "config.h"
@@ -182,12 +189,87 @@ static cJSON *load(const char *file)
   return j;
 }
 
+/* Is rank g in JSON array of numbers arr? */
+static int in_ranks(const cJSON *arr, int g)
+{
+  const cJSON *x;
+  cJSON_ArrayForEach(x, arr)
+    if (cJSON_IsNumber(x) && (int)x->valuedouble == g) return 1;
+  return 0;
+}
+
+/* Is rank g a member in state `state` of some communicator of analysis a? */
+static int member_in_state(const cJSON *a, int g, const char *state)
+{
+  const cJSON *c, *m;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(a, "comms"))
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(c, "members")) {
+      const cJSON *gr = cJSON_GetObjectItem(m, "global_rank"), *st = cJSON_GetObjectItem(m, "state");
+      if (cJSON_IsNumber(gr) && (int)gr->valuedouble == g && cJSON_IsString(st) &&
+          strcmp(st->valuestring, state) == 0)
+        return 1;
+    }
+  return 0;
+}
+
+/* Does rank g wait inside an NCCL call on a peer according to analysis a?
+ * A rank whose own work never finished somewhere waits on its own device. */
+static int waits(const cJSON *a, int g)
+{
+  const cJSON *c, *m, *l;
+  if (member_in_state(a, g, "unfinished")) return 0;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(a, "comms")) {
+    if (!cJSON_IsObject(cJSON_GetObjectItem(c, "stuck"))) goto links;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(c, "members")) {
+      const cJSON *gr = cJSON_GetObjectItem(m, "global_rank"), *st = cJSON_GetObjectItem(m, "state");
+      if (cJSON_IsNumber(gr) && (int)gr->valuedouble == g && cJSON_IsString(st) &&
+          strcmp(st->valuestring, "waiting") == 0)
+        return 1;
+    }
+  links:
+    cJSON_ArrayForEach(l, cJSON_GetObjectItem(c, "missing_links")) {
+      const cJSON *p2p = cJSON_GetObjectItem(l, "p2p"), *pend = cJSON_GetObjectItem(l, "pending");
+      if (!cJSON_IsTrue(p2p) || !cJSON_IsString(pend)) continue;
+      const cJSON *w = cJSON_GetObjectItem(l, strcmp(pend->valuestring, "send") == 0 ? "src" : "dst");
+      if (cJSON_IsNumber(w) && (int)w->valuedouble == g) return 1;
+    }
+  }
+  return 0;
+}
+
+/* The second form: 0 when the rule holds, 1 with every rank that breaks it. */
+static int no_waiting_roots(const cJSON *a)
+{
+  const cJSON *v = cJSON_GetObjectItem(a, "verdict");
+  const cJSON *st = cJSON_GetObjectItem(v, "status");
+  if (!cJSON_IsString(st) || strcmp(st->valuestring, "hang") != 0) return 0;
+  const cJSON *mm = cJSON_GetObjectItem(v, "mismatch"), *r;
+  const cJSON *culprits = cJSON_IsObject(mm) ? cJSON_GetObjectItem(mm, "culprit_ranks") : NULL;
+  int bad = 0;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItem(v, "root_cause_ranks")) {
+    int g = (int)r->valuedouble;
+    if (in_ranks(cJSON_GetObjectItem(v, "ahead_ranks"), g) || in_ranks(culprits, g) || !waits(a, g)) continue;
+    printf("verdict.root_cause_ranks: rank %d waits inside an NCCL call, yet is named a root cause\n", g);
+    bad = 1;
+  }
+  return bad;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 3 && strcmp(argv[1], "--no-waiting-roots") == 0) {
+    cJSON *a = load(argv[2]);
+    if (!a) return 2;
+    int bad = no_waiting_roots(a);
+    cJSON_Delete(a);
+    return bad;
+  }
   if (argc == 2 && strcmp(argv[1], "--help") == 0) {
     puts("Usage: json-expect EXPECTED.json ACTUAL.json\n"
-         "Exit 0 when ACTUAL contains EXPECTED as a subset, 1 with the differences\n"
-         "printed, 2 when a file cannot be read or parsed.");
+         "       json-expect --no-waiting-roots ANALYSIS.json\n"
+         "Exit 0 when ACTUAL contains EXPECTED as a subset (or, in the second form,\n"
+         "when no root cause of a hang waits inside an NCCL call), 1 with the\n"
+         "differences printed, 2 when a file cannot be read or parsed.");
     return 0;
   }
   if (argc != 3) {

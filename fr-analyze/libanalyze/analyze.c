@@ -245,6 +245,14 @@ static int find_unfinished(fa_analysis *a, fa_comm *c)
     c->nwaiting--;
     c->nunfinished++;
   }
+  /* the members that completed it and went on wait again further on */
+  c->beyond_seq = -1;
+  for (int32_t r = 0; c->nunfinished && r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued &&
+        (c->beyond_seq < 0 || m->last_completed + 1 < c->beyond_seq))
+      c->beyond_seq = m->last_completed + 1;
+  }
   return 0;
 }
 

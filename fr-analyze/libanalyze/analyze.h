@@ -187,6 +187,9 @@ typedef struct fa_comm {
   uint64_t stuck_seq;
   uint32_t nwaiting, nlagging, nno_dump, npassed, nahead, nunfinished;
   uint32_t nunknown;         /* members whose counters a PyTorch dump cannot give */
+  int64_t beyond_seq;        /* with unfinished members: the first seq the members that completed
+                                the stuck op wait in (they went on), -1 none; members that
+                                never enqueued it are where those waits start */
   uint8_t has_mismatch;
   fa_mismatch mismatch;
   fa_link *links;            /* p2p unmatched, links from proxy progress, inferred ring edges */

@@ -41,8 +41,8 @@ static fa_sig pt_sig_of(const frz_record *r, const frz_pt_info *pt, uint64_t i)
   s.redop = 255;
   s.count = p->in_numel;
   s.out_count = p->out_numel;
-  s.dtype = p->in_numel ? p->in_dtype : 255;
-  s.out_dtype = p->out_numel ? p->out_dtype : 255;
+  s.dtype = p->in_dtype; /* a type without elements is dropped by common_parts */
+  s.out_dtype = p->out_dtype;
   unsigned uneven = uneven_sizes(r->op, s.name);
   if (uneven & UNEVEN_IN) s.count = 0;
   if (uneven & UNEVEN_OUT) s.out_count = 0;
@@ -138,7 +138,42 @@ typedef struct at_seq {
   fa_sig sig;
   int32_t comm_rank;
   uint8_t completed;
+  uint8_t have;        /* HAVE_*: which parts of sig are known */
 } at_seq;
+
+/* Parts of a signature a record may not give: a PyTorch entry without the
+ * field (an older version, a damaged dump), or a type of a tensor without
+ * elements.  A part unknown for some member is compared for none. */
+enum { HAVE_IN = 1, HAVE_OUT = 2, HAVE_IN_DTYPE = 4, HAVE_OUT_DTYPE = 8, HAVE_ALL = 15 };
+
+/* What record r of dump d gives of its signature. */
+static uint8_t have_of(const frz_record *r, const frz_dump *d)
+{
+  if (!d->pt) return HAVE_ALL;
+  const frz_pt_record *p = &d->pt->records[r - d->records];
+  uint8_t h = 0;
+  if (p->fields & FRZ_PT_HAS_IN_SIZES) h |= HAVE_IN;
+  if (p->fields & FRZ_PT_HAS_OUT_SIZES) h |= HAVE_OUT;
+  if ((p->fields & FRZ_PT_HAS_IN_DTYPES) && (p->in_numel || !(p->fields & FRZ_PT_HAS_IN_SIZES)))
+    h |= HAVE_IN_DTYPE;
+  if ((p->fields & FRZ_PT_HAS_OUT_DTYPES) && (p->out_numel || !(p->fields & FRZ_PT_HAS_OUT_SIZES)))
+    h |= HAVE_OUT_DTYPE;
+  return h;
+}
+
+/* Clear, in every signature at[0..n), the parts some member does not give. */
+static void common_parts(at_seq *at, uint32_t n)
+{
+  uint8_t common = HAVE_ALL;
+  for (uint32_t i = 0; i < n; i++) common &= at[i].have;
+  for (uint32_t i = 0; i < n; i++) {
+    fa_sig *s = &at[i].sig;
+    if (!(common & HAVE_IN)) s->count = 0;
+    if (!(common & HAVE_OUT)) s->out_count = 0;
+    if (!(common & HAVE_IN_DTYPE)) s->dtype = 255;
+    if (!(common & HAVE_OUT_DTYPE)) s->out_dtype = 255;
+  }
+}
 
 static int cmp_at_seq(const void *x, const void *y)
 {
@@ -239,8 +274,6 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
     for (uint32_t k = 0;; k++) {
       uint32_t n = 0, teardown = 0, here = 0;
       int differs = 0;
-      fa_sig ref;
-      memset(&ref, 0, sizeof ref);
       uint64_t in_total = 0, out_total = 0;
       uint32_t uneven = 0;
       for (uint32_t i = 0; i < nc; i++) {
@@ -249,10 +282,11 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
         uint32_t e = q->pos;
         while (e < q->len && q->recs[q->ix[e]].seq == s) e++;
         fa_sig sg;
-        uint8_t done = 0;
+        uint8_t done = 0, have = HAVE_ALL;
         if (q->pos + k < e) {
           const frz_record *rec = &q->recs[q->ix[q->pos + k]];
           sg = sig_of(rec, q->d);
+          have = have_of(rec, q->d);
           done = rec->state == FRZ_STATE_COMPLETED;
           if (fa_is_teardown(rec->op)) teardown++;
           if (q->d->pt && (uneven_sizes(rec->op, sg.name) & UNEVEN_TOTALS)) {
@@ -268,11 +302,11 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
           sg.dtype = sg.redop = sg.out_dtype = 255;
           sg.name = "nothing";
         }
-        if (n == 0) ref = sg;
-        else if (!differs) differs = sig_cmp(&sg, &ref) != 0;
-        at[n++] = (at_seq){sg, q->comm_rank, done};
+        at[n++] = (at_seq){sg, q->comm_rank, done, have};
       }
       if (!here) break;
+      common_parts(at, n);
+      for (uint32_t i = 1; i < n && !differs; i++) differs = sig_cmp(&at[i].sig, &at[0].sig) != 0;
       /* some members left the comm where others go on: those are ahead
        * (analyze.c), not calling something else; nothing later aligns */
       if (teardown && teardown < n) {

@@ -420,7 +420,7 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
   fa_hex(cl[0].id, hex);
   memset(c, 0, sizeof *c);
   c->id = cl[0].id;
-  c->last_completed = c->unknown_from = -1;
+  c->last_completed = c->unknown_from = c->beyond_seq = -1;
   c->seq_lo = c->seq_hi = -1;
   /* size: the claim of the lowest global rank that knows it */
   int32_t size = -1, size_g = -1, maxr = -1;
@@ -529,6 +529,14 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
         (p2p || inconsistent || (hi_entries > -2 && m->last_completed > hi_entries)))
       m->counters_unknown = 1;
   }
+  /* PyTorch: pg_config lists every member's global rank */
+  if (c->pt && c->pt->ranks && c->pt->nranks == size)
+    for (int32_t r = 0; r < size; r++) {
+      fa_member *m = &c->members[r];
+      if (m->rank >= 0 || m->global_rank >= 0 || fa_find_rank(a, c->pt->ranks[r]) >= 0) continue;
+      m->global_rank = c->pt->ranks[r];
+      m->global_inferred = 1;
+    }
   infer_globals(a, c);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pytorch_fr.h"
 
 /* One Send or Recv, keyed by the pair it belongs to. */
 typedef struct p2p_op {
@@ -14,6 +15,8 @@ typedef struct p2p_op {
   uint64_t seq;
   uint64_t shown;    /* the seq reports show: PyTorch's p2p_seq_id for its dumps, else seq */
   fa_sig sig;        /* what was sent or received (sizes compared across the pair) */
+  int64_t t_enq;     /* enqueue time on the wall clock; 0 unknown */
+  uint8_t pt;        /* from a PyTorch dump: seq aligned at the first op not completed */
   uint8_t dir;       /* FRZ_DIR_SEND (recorded on src) or FRZ_DIR_RECV (on dst) */
   uint8_t state;
 } p2p_op;
@@ -43,6 +46,47 @@ static int64_t max_seq(const p2p_op *ops, size_t i, size_t j, unsigned dir)
   for (size_t k = i; k < j; k++)
     if (ops[k].dir == dir && (int64_t)ops[k].seq > m) m = (int64_t)ops[k].seq;
   return m;
+}
+
+/* The op of direction dir at seq in ops[i..j) (one pair), or NULL. */
+static p2p_op *at(p2p_op *ops, size_t i, size_t j, unsigned dir, uint64_t seq)
+{
+  for (size_t k = i; k < j; k++)
+    if (ops[k].dir == dir && ops[k].seq == seq) return &ops[k];
+  return NULL;
+}
+
+/* PyTorch dumps align a pair's ops at each side's first op that did not
+ * complete (pytorch_fr.h).  That is one off when one side's first pending
+ * op is the match of the other side's last completed one: a receive still
+ * pending whose send completed, the members of a batch (nccl:coalesced)
+ * that take the batch's state while some of them went through.  When side
+ * X's first pending op has no counterpart and side Y's op just before it
+ * completed, the enqueue times decide: matched ops of a pair are enqueued
+ * together (the same step), so if X's pending op was enqueued nearer to
+ * Y's completed one than X's own op before it was (or X retains none
+ * before it), they are one op, and X's ops move down by one.  Returns
+ * whether it moved any. */
+static int realign(p2p_op *ops, size_t i, size_t j)
+{
+  int moved = 0;
+  for (unsigned dir = FRZ_DIR_SEND; dir <= FRZ_DIR_RECV; dir++) {
+    unsigned other = dir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
+    p2p_op *x = at(ops, i, j, dir, FRZ_PT_P2P_BASE);
+    p2p_op *y = at(ops, i, j, other, FRZ_PT_P2P_BASE - 1);
+    if (!x || !x->pt || !y || !y->pt || at(ops, i, j, other, FRZ_PT_P2P_BASE) ||
+        y->state != FRZ_STATE_COMPLETED || x->state == FRZ_STATE_COMPLETED || !x->t_enq || !y->t_enq)
+      continue;
+    const p2p_op *xp = at(ops, i, j, dir, FRZ_PT_P2P_BASE - 1);
+    int64_t d1 = x->t_enq - y->t_enq, d0 = xp && xp->t_enq ? xp->t_enq - y->t_enq : INT64_MAX;
+    if (d1 < 0) d1 = -d1;
+    if (d0 < 0 && d0 != INT64_MIN) d0 = -d0;
+    if (d1 >= d0) continue;
+    for (size_t k = i; k < j; k++)
+      if (ops[k].dir == dir && ops[k].pt) ops[k].seq--; /* `shown` (PyTorch's p2p_seq_id) stays */
+    moved = 1;
+  }
+  return moved;
 }
 
 /* A Send and its Recv that do not move the same number of elements (a
@@ -161,10 +205,20 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
       o->sig.out_count = o->sig.count; /* one buffer: shown as one size */
       o->sig.out_dtype = o->sig.dtype;
       o->dir = (uint8_t)dir;
+      o->pt = f->dump.pt != NULL;
+      o->t_enq = rec->t_enqueue_ns ? (int64_t)rec->t_enqueue_ns - (int64_t)f->dump.process.anchor_monotonic_ns +
+                                         (int64_t)f->dump.process.anchor_realtime_ns
+                                   : 0;
       o->state = rec->state;
     }
   }
   qsort(ops, n, sizeof *ops, cmp_op);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && ops[j].src == ops[i].src && ops[j].dst == ops[i].dst) j++;
+    if (realign(ops, i, j)) qsort(ops + i, j - i, sizeof *ops, cmp_op);
+    i = j;
+  }
   uint32_t cap = c->nlinks;
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0;) {

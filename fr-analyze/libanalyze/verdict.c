@@ -614,8 +614,10 @@ static fa_root root_where(const fa_analysis *a, int32_t g)
       if ((pass == 0) != ((int32_t)ci == a->verdict.comm) || !c->stuck) continue;
       for (int32_t r = 0; r < c->size; r++) {
         const fa_member *m = &c->members[r];
-        if (m->global_rank != g || !fa_member_blamed(c, m)) continue;
-        return (fa_root){g, (int32_t)ci, c->stuck_seq, (uint8_t)m->state};
+        if (m->global_rank != g) continue;
+        if (fa_member_blamed(c, m)) return (fa_root){g, (int32_t)ci, c->stuck_seq, (uint8_t)m->state};
+        if (c->beyond_seq >= 0 && m->state == FA_MEMBER_PASSED && m->last_enqueued < c->beyond_seq)
+          return (fa_root){g, (int32_t)ci, (uint64_t)c->beyond_seq, FA_MEMBER_LAGGING};
       }
     }
   for (uint32_t ci = 0; ci < a->ncomms; ci++)

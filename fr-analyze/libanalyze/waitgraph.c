@@ -86,6 +86,13 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       }
       for (int32_t r = 0; r < c->size; r++)
         if (c->members[r].state == want && c->members[r].rank < 0) any = 2;
+      /* behind unfinished members, the others wait further on for those
+       * that never enqueued that seq */
+      for (int32_t r = 0; c->beyond_seq >= 0 && r < c->size; r++) {
+        const fa_member *m = &c->members[r];
+        if (m->rank < 0 || m->state != FA_MEMBER_PASSED || m->last_enqueued >= c->beyond_seq) continue;
+        if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, (uint64_t)c->beyond_seq})) goto oom;
+      }
       for (int32_t r = 0; any && r < c->size; r++)
         if (waits_in(&c->members[r]) &&
             push_edge(g, &cap, (wedge){(uint32_t)c->members[r].rank, hub, (int32_t)ci, c->stuck_seq}))

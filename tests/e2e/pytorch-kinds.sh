@@ -160,5 +160,14 @@ else
   echo "python3 absent: generator output not compared (fixtures still checked)"
 fi
 
+# every kind's verdict: no root cause of a hang waits inside an NCCL call
+for d in "$FIX"/k[0-9]-*/; do
+  "$FR_ANALYZE" --json "$d" > "$FR_TMP/roots.json" 2> /dev/null
+  "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/roots.json" || {
+    echo "FAIL: $(basename "$d"): a root cause waits inside an NCCL call"
+    nfail=$((nfail + 1))
+  }
+done
+
 [ "$nfail" -eq 0 ] || fail "$nfail check(s) failed"
 echo "pytorch kinds: ok"

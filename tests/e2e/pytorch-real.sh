@@ -18,6 +18,7 @@ real_case() {
 { "verdict": { "status": "hang", "root_cause_ranks": [$r1, $r2], "mismatch": null, "cycle": null } }
 JSON
   "$FR_JSON_EXPECT" "$FR_TMP/$set_.expected.json" "$FR_TMP/$set_.json" || fail "$set_: verdict differs"
+  "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/$set_.json" || fail "$set_: a root cause waits in NCCL"
   # each root cause with the group and the op where it stopped
   for r in "$r1" "$r2"; do
     tr -d ' \t\n' < "$FR_TMP/$set_.json" |

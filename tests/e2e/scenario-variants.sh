@@ -3,11 +3,17 @@
 # comm behind a wait-for chain (W=6), the majority lagging at W=16, a
 # deadlock cycle through three comms and three ranks, rank 0 ahead at W=8, a
 # root mismatch in a split comm, rank 0 dying at W=4, a straggler at W=4, and
-# a rank whose kernel stops inside a joined all-reduce (no link, no rank blamed).
+# a rank whose kernel stops inside a joined all-reduce (no link, no rank blamed),
+# and p2p chains whose middle ranks wait inside NCCL groups (W=3, W=5: only
+# the rank that stopped outside NCCL is the root cause), and three kinds from
+# a break-it pass: a pipeline stall that cascades into the data-parallel
+# pairs, a grouped ring exchange with rank 0 stopped, a rank stopped before
+# its second communicator's op.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
-  v-root-mismatch-split v-dies-rank0-w4 v-straggler-w4 v-kernel-stall-w4; do
+  v-root-mismatch-split v-dies-rank0-w4 v-straggler-w4 v-kernel-stall-w4 \
+  v-p2p-chain-w3 v-p2p-chain-w5 v-pp-dp-cascade v-ring-exchange v-sleep-2nd-comm; do
   run_case "$name"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   echo "$name: ok"
