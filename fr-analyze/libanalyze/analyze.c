@@ -305,6 +305,26 @@ static void unknown_members(fa_analysis *a, fa_comm *c)
   }
 }
 
+/* Is member m's record `at` (of comm `id`) queued on its stream behind an
+ * op of another comm that did not finish?  Ops of one CUDA stream run in
+ * order: one enqueued behind an unfinished op has not started (its start
+ * event did not pass) and waits for that op, not for its own peers.  The
+ * walk goes back from `at` over the same stream and stops at the first op
+ * that completed (everything before it did too). */
+static int behind_on_stream(const fa_analysis *a, const fa_member *m, const frz_record *at, uint64_t id)
+{
+  if (!at || at->state != FRZ_STATE_ENQUEUED || !at->stream || (at->flags & FRZ_RF_NO_TRACKING))
+    return 0;
+  const frz_dump *d = &a->frames[m->frame].dump;
+  for (uint64_t i = (uint64_t)(at - d->records); i-- > 0;) {
+    const frz_record *r = &d->records[i];
+    if (r->stream != at->stream || (r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_P2P)) continue;
+    if (r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED) return 0;
+    if (r->comm_id != id && !(r->flags & FRZ_RF_NO_TRACKING)) return 1;
+  }
+  return 0;
+}
+
 /* A lone member past a point where every other member (all with dumps) is
  * idle is ahead, and the others are not lagging. */
 static void find_ahead(fa_comm *c)
@@ -355,6 +375,10 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
     } else if (m->last_completed >= s) {
       m->state = FA_MEMBER_PASSED;
       c->npassed++;
+    } else if (behind_on_stream(a, m, at, c->id)) {
+      m->state = FA_MEMBER_LAGGING; /* it never reached the op: its stream did not */
+      m->behind = 1;
+      c->nlagging++;
     } else {
       m->state = FA_MEMBER_WAITING;
       c->nwaiting++;

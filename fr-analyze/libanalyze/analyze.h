@@ -104,6 +104,8 @@ typedef struct fa_member {
   int64_t last_completed;  /* effective value used by the rules; -1 none */
   int64_t unknown_from;    /* its latest records from this seq on were not tracked
                               (graph-captured): counted as completed, really unknown; -1 none */
+  uint8_t behind;          /* lagging because its op is queued on its stream behind an
+                              unfinished op of another comm (it enqueued the stuck op) */
   uint8_t counters_unknown; /* PyTorch dump: its counters of this comm say nothing (no pg_id
                               for the group, or pg_status counting p2p ops): never blamed */
 } fa_member;
@@ -184,6 +186,9 @@ typedef struct fa_comm {
   int64_t seq_lo, seq_hi;    /* lowest retained / highest enqueued seq; -1 none */
   int64_t last_completed;    /* completed by every member with a dump; -1 none */
   uint8_t stuck;             /* some member enqueued last_completed+1, not all completed it */
+  uint8_t in_flight;         /* it looked stuck at stuck_seq, but the job is slow, not hung (every
+                                rank progressed between frames, and in this comm too): stuck is 0
+                                and every member idle */
   uint64_t stuck_seq;
   uint32_t nwaiting, nlagging, nno_dump, npassed, nahead, nunfinished;
   uint32_t nunknown;         /* members whose counters a PyTorch dump cannot give */

@@ -57,6 +57,9 @@ int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l);
 int fa_member_blamed(const fa_comm *c, const fa_member *m);
 int fa_frames_progress(fa_analysis *a);    /* straggler.c: progress between frames */
 int fa_stragglers(fa_analysis *a);         /* straggler.c: clock skew, late ranks */
+/* Did some member of c complete more of c in its latest frame than in its
+ * first (straggler.c)? */
+int fa_comm_moved(const fa_analysis *a, const fa_comm *c);
 int fa_verdict_build(fa_analysis *a);      /* verdict.c */
 int fa_stacks_build(fa_analysis *a);       /* stacks.c: relevant threads, stack classes */
 /* The stack class the verdict shows for global rank g: -1 when it has

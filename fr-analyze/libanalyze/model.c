@@ -627,9 +627,34 @@ static int index_frames(fa_analysis *a)
   return rc;
 }
 
+/* A member without a dump whose global rank no rank map gives (a comm whose
+ * rank order is not the global order): when the job lacks the dump of
+ * exactly one rank and the comm lacks exactly one member's, that member is
+ * that rank (a rank with a dump that belongs to the comm lists it). */
+static void name_the_missing(fa_analysis *a)
+{
+  if (a->ranks_missing.n != 1) return;
+  int32_t g = a->ranks_missing.v[0];
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_comm *c = &a->comms[ci];
+    int32_t unknown = -1, n = 0, has_g = 0;
+    for (int32_t r = 0; r < c->size; r++) {
+      if (c->members[r].global_rank == g) has_g = 1;
+      if (c->members[r].rank < 0 && c->members[r].global_rank < 0) {
+        unknown = r;
+        n++;
+      }
+    }
+    if (n != 1 || has_g) continue;
+    c->members[unknown].global_rank = g;
+    c->members[unknown].global_inferred = 1;
+  }
+}
+
 int fa_model_build(fa_analysis *a)
 {
   if (choose_job(a) || order_frames(a) || build_ranks(a) || index_frames(a)) return -1;
   if (build_comms(a) || find_missing(a)) return -1;
+  name_the_missing(a);
   return 0;
 }

@@ -342,6 +342,7 @@ static cJSON *member_obj(jctx *j, const fa_member *m)
   add(j, o, "last_completed_seq", opt(j, m->rank >= 0 ? m->last_completed : -1));
   add(j, o, "completion_tracked", chk(j, cJSON_CreateBool(m->rank >= 0 && m->tracked)));
   if (m->counters_unknown) add(j, o, "counters_unknown", chk(j, cJSON_CreateTrue()));
+  if (m->behind) add(j, o, "behind_on_stream", chk(j, cJSON_CreateTrue()));
   return o;
 }
 
@@ -368,6 +369,7 @@ static cJSON *comm_obj(jctx *j, const fa_comm *c)
   add(j, o, "last_completed",
       fa_shown_completed(c) >= 0 ? op_ref(j, c, (uint64_t)c->last_completed, 0) : chk(j, cJSON_CreateNull()));
   add(j, o, "stuck", stuck_obj(j, c, 0));
+  add(j, o, "in_flight", c->in_flight ? op_ref(j, c, c->stuck_seq, 0) : chk(j, cJSON_CreateNull()));
   add(j, o, "mismatch", mismatch_obj(j, c, 0));
   add(j, o, "missing_links", links(j, c->links, c->nlinks));
   cJSON *mem = chk(j, cJSON_CreateArray());

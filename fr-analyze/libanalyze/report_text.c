@@ -409,8 +409,9 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
     fputs("    stuck:          ", o);
     op_at(o, a, c, c->stuck_seq);
     fputc('\n', o);
-    static const fa_member_state order[] = {FA_MEMBER_WAITING, FA_MEMBER_PASSED, FA_MEMBER_AHEAD,
-                                            FA_MEMBER_LAGGING, FA_MEMBER_NO_DUMP, FA_MEMBER_IDLE};
+    static const fa_member_state order[] = {FA_MEMBER_WAITING, FA_MEMBER_UNFINISHED, FA_MEMBER_PASSED,
+                                            FA_MEMBER_AHEAD, FA_MEMBER_LAGGING, FA_MEMBER_NO_DUMP,
+                                            FA_MEMBER_IDLE};
     for (unsigned i = 0; i < sizeof order / sizeof order[0]; i++) {
       fa_ranks r;
       if (fa_comm_ranks(c, order[i], &r)) return -1;
@@ -434,7 +435,12 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
     fputs("):\n", o);
     if (mismatch_text(o, c, "      ")) return -1;
   }
-  if (!c->stuck && !c->has_mismatch && !c->nlinks)
+  if (c->in_flight) { /* the job is slow, not hung: this op was only in flight */
+    fputs("    in flight:      ", o);
+    op_at(o, a, c, c->stuck_seq);
+    fputs(" (its members progressed between frames)\n", o);
+  }
+  if (!c->stuck && !c->in_flight && !c->has_mismatch && !c->nlinks)
     fprintf(o, "    ok:             every member with a dump is idle%s\n",
             c->nno_dump ? " (some have no dump)" : "");
   if (c->nlinks) {

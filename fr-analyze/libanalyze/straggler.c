@@ -55,6 +55,25 @@ int fa_frames_progress(fa_analysis *a)
   return 0;
 }
 
+/* Did comm c move between frames: did some member with several frames
+ * complete more of it in its latest frame than in its first?  Progress is
+ * per (rank, comm): a comm whose members made none is hung, whatever they
+ * did in other comms. */
+int fa_comm_moved(const fa_analysis *a, const fa_comm *c)
+{
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0 || a->ranks[m->rank].nframes < 2) continue;
+    const frz_dump *d0 = &a->frames[a->ranks[m->rank].first_frame].dump;
+    const frz_comm *c1 = fa_member_comm(a, m);
+    for (uint32_t k = 0; k < d0->ncomms; k++)
+      if (d0->comms[k].comm_id == c->id && d0->comms[k].rank == m->comm_rank &&
+          c1->last_completed_seq > d0->comms[k].last_completed_seq)
+        return 1;
+  }
+  return 0;
+}
+
 /* ---- clocks and lateness ------------------------------------------------------ */
 
 static int cmp_i64(const void *x, const void *y)

@@ -602,6 +602,27 @@ static int add_state(const fa_comm *c, fa_member_state s, fa_ranks *r, uint32_t 
   return 0;
 }
 
+/* The job is slow, not hung: what looked stuck is in flight, so that the
+ * details tell the verdict's story (no comm stuck, no member lagging or
+ * waiting, no missing link). */
+static void in_flight(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_comm *c = &a->comms[ci];
+    if (!c->stuck) continue;
+    c->stuck = 0;
+    c->in_flight = 1;
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].rank >= 0) c->members[r].state = FA_MEMBER_IDLE;
+    c->nwaiting = c->nlagging = c->npassed = c->nahead = c->nunfinished = 0;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < c->nlinks; i++) /* links of ops in flight: none missing */
+      if (!c->links[i].inferred && !c->links[i].evidence && !c->links[i].p2p) c->links[keep++] = c->links[i];
+    c->nlinks = keep;
+  }
+  for (uint32_t i = 0; i < a->nranks; i++) a->ranks[i].wait_comm = -1;
+}
+
 /* Where root-cause rank g is blamed: the chosen comm first, then any stuck
  * comm where it lagged, never finished or left no dump, then a p2p op it
  * never posted. */
@@ -674,6 +695,11 @@ int fa_verdict_build(fa_analysis *a)
 
   /* every rank seen in several frames moved on: slow, not hung */
   int slow = v->frames_progress && !v->cycle && v->mismatch_comm < 0;
+  /* progress is per (rank, comm): a stuck comm none of whose members
+   * completed more of it between frames is hung, whatever else moved */
+  for (uint32_t ci = 0; slow && ci < a->ncomms; ci++)
+    if (a->comms[ci].stuck && !fa_comm_moved(a, &a->comms[ci])) slow = 0;
+  if (slow) in_flight(a);
   if (slow) v->comm = -1;
   uint32_t cap_r = 0, cap_a = 0;
   if (v->comm >= 0 && !v->cycle) {

@@ -8,12 +8,14 @@
 # the rank that stopped outside NCCL is the root cause), and three kinds from
 # a break-it pass: a pipeline stall that cascades into the data-parallel
 # pairs, a grouped ring exchange with rank 0 stopped, a rank stopped before
-# its second communicator's op.
+# its second communicator's op; and an order inversion across comms without
+# a host wait, found through stream order (W=2, W=4: a deadlock).
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
   v-root-mismatch-split v-dies-rank0-w4 v-straggler-w4 v-kernel-stall-w4 \
-  v-p2p-chain-w3 v-p2p-chain-w5 v-pp-dp-cascade v-ring-exchange v-sleep-2nd-comm; do
+  v-p2p-chain-w3 v-p2p-chain-w5 v-pp-dp-cascade v-ring-exchange v-sleep-2nd-comm \
+  v-order-stream-w2 v-order-stream-w4; do
   run_case "$name"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   echo "$name: ok"

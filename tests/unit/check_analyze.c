@@ -1348,6 +1348,111 @@ START_TEST(test_frames_progress_not_hung)
 }
 END_TEST
 
+/* Progress elsewhere hides no hang (issue 15): ranks 2,3 wait in a world
+ * all-reduce that ranks 0,1 never call, while 0,1 go on in their own pair
+ * comm and write a second frame.  Every rank with several frames progressed,
+ * but none in the world comm: it is hung, and 0,1 are lagging in it. */
+START_TEST(test_progress_elsewhere_hides_no_hang)
+{
+  char *dir = temp_dir();
+  for (int frame = 0; frame < 2; frame++) {
+    job *j = job_new(4);
+    job_world(j, WORLD);
+    job_comm(j, 0, 0x11, 2, 0);
+    job_comm(j, 1, 0x11, 2, 1);
+    job_comm(j, 2, 0x22, 2, 0);
+    job_comm(j, 3, 0x22, 2, 1);
+    run(j, 0, 3, WORLD, 4);
+    run(j, 0, 1, 0x11, 10 + 10 * frame);
+    run(j, 2, 3, 0x22, 5);
+    step(j, 2, WORLD, FRZ_STATE_STARTED);
+    step(j, 3, WORLD, FRZ_STATE_STARTED);
+    for (int r = 0; r < 4; r++) {
+      j->proc[r].frame = (uint32_t)frame;
+      if (frame) j->proc[r].trigger = FRZ_TRIGGER_FRAME;
+    }
+    if (frame) j->absent[2] = j->absent[3] = 1; /* the hung ranks wrote one frame */
+    write_job(j, dir);
+    job_free(j);
+  }
+  fa_analysis *a = fa_new();
+  ck_assert_int_eq(fa_add_path(a, dir), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  const fa_verdict *v = &a->verdict;
+  ck_assert(v->frames_progress); /* 0 and 1 progressed, in their pair comm */
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  ck_assert_int_eq(a->comms[v->comm].id, WORLD);
+  RANKS_EQ(&v->lagging, 0, 1);
+  RANKS_EQ(&v->root_cause, 0, 1);
+  fa_free(a);
+  remove_dir(dir);
+  free(dir);
+}
+END_TEST
+
+/* A missing dump of a comm whose rank order is not the global order (issue
+ * 15): the comm's member without a dump is the one rank of the job without
+ * one, named, not "a member of unknown rank". */
+START_TEST(test_missing_dump_reversed_comm)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  static const int cr[4] = {2, 0, 3, 1}; /* no base + stride * comm rank fits */
+  for (int r = 0; r < 4; r++) job_comm(j, r, 0x55, 4, cr[r]);
+  run(j, 0, 3, WORLD, 3);
+  run(j, 0, 3, 0x55, 5);
+  for (int r = 0; r < 4; r++) step(j, r, 0x55, FRZ_STATE_STARTED);
+  j->absent[2] = 1;
+  fa_analysis *a = analyse(j);
+  const fa_verdict *v = &a->verdict;
+  ck_assert_int_eq(v->status, FA_STATUS_HANG);
+  ck_assert_int_eq(a->comms[v->comm].id, 0x55);
+  RANKS_EQ(&v->root_cause, 2);
+  ck_assert(!has_substr(v->summary, "unknown rank"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* One story when the job is slow (issue 15): the op that looked stuck is in
+ * flight; no comm stuck, no member waiting or lagging in the details. */
+START_TEST(test_slow_job_in_flight)
+{
+  char *dir = temp_dir();
+  for (int frame = 0; frame < 2; frame++) {
+    job *j = job_new(4);
+    job_world(j, WORLD);
+    run(j, 0, 3, WORLD, 8 + 4 * frame);
+    step(j, 0, WORLD, FRZ_STATE_STARTED);
+    step(j, 1, WORLD, FRZ_STATE_STARTED);
+    for (int r = 0; r < 4; r++) {
+      j->proc[r].frame = (uint32_t)frame;
+      if (frame) j->proc[r].trigger = FRZ_TRIGGER_FRAME;
+    }
+    write_job(j, dir);
+    job_free(j);
+  }
+  fa_analysis *a = fa_new();
+  ck_assert_int_eq(fa_add_path(a, dir), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HEALTHY);
+  int32_t w = fa_find_comm(a, WORLD);
+  ck_assert_int_ge(w, 0);
+  const fa_comm *c = &a->comms[w];
+  ck_assert(!c->stuck);
+  ck_assert(c->in_flight);
+  ck_assert_uint_eq(c->nlinks, 0);
+  for (int32_t r = 0; r < c->size; r++) ck_assert_int_eq(c->members[r].state, FA_MEMBER_IDLE);
+  char *json = fa_report_json(a);
+  ck_assert_ptr_nonnull(json);
+  ck_assert(has_substr(json, "\"in_flight\""));
+  free(json);
+  fa_free(a);
+  remove_dir(dir);
+  free(dir);
+}
+END_TEST
+
 /* A teardown cycle: rank 0 finalizes comm A, which waits for rank 1's part of
  * A, while rank 1 waits in comm B for rank 0. */
 START_TEST(test_teardown_cycle)
@@ -1586,6 +1691,9 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_chain_root);
   tcase_add_test(t, test_teardown_cycle);
   tcase_add_test(t, test_frames_progress_not_hung);
+  tcase_add_test(t, test_progress_elsewhere_hides_no_hang);
+  tcase_add_test(t, test_slow_job_in_flight);
+  tcase_add_test(t, test_missing_dump_reversed_comm);
   tcase_add_test(t, test_stacks_hostile);
   tcase_add_test(t, test_proxy_hostile);
   tcase_add_test(t, test_stack_classes_bounded);
