@@ -69,13 +69,8 @@ static void draw_comm_line(const view *v, tgrid *g, int r)
     return;
   }
   const fa_comm *c = &v->a->comms[v->comm];
-  int x = grid_printf(g, r, 0, TA_HEAD, "comm %016" PRIx64 " (%d/%u)", c->id, v->comm + 1, v->a->ncomms);
-  if (c->pt) { /* a PyTorch process group: its desc and name */
-    char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
-    x = grid_printf(g, r, x, TA_HEAD, "  %s pg %s", fa_sanitize(c->pt->desc, desc, sizeof desc),
-                    fa_sanitize(c->pt->name, name, sizeof name));
-  }
-  x = grid_printf(g, r, x, TA_HEAD, "  %d ranks  seqs %" PRId64 "..%" PRId64, c->size, v->seq_lo, v->seq_hi);
+  int x = grid_printf(g, r, 0, TA_HEAD, "comm %016" PRIx64 " (%d/%u)  %d ranks  seqs %" PRId64 "..%" PRId64,
+                      c->id, v->comm + 1, v->a->ncomms, c->size, v->seq_lo, v->seq_hi);
   if (c->stuck)
     x = grid_printf(g, r, x, TA_HEAD, "  stuck seq %" PRIu64, c->stuck_seq);
   if (c->has_mismatch)
@@ -83,9 +78,14 @@ static void draw_comm_line(const view *v, tgrid *g, int r)
   const fa_frame *f = view_frame(v, view_sel_rank(v));
   x = grid_printf(g, r, x, TA_HEAD, "  frame %u/%u%s", v->frame + 1, v->nframes,
                   v->frame + 1 == v->nframes ? " (latest)" : "");
-  if (f)
-    grid_printf(g, r, x, TA_HEAD, " at +%.3f s", rel_ms(f->dump.process.frame_time_ns,
-                                                        f->dump.process.trigger_time_ns) / 1e3);
+  if (f && f->dump.process.trigger_time_ns) /* PyTorch dumps know no trigger time */
+    x = grid_printf(g, r, x, TA_HEAD, " at +%.3f s", rel_ms(f->dump.process.frame_time_ns,
+                                                            f->dump.process.trigger_time_ns) / 1e3);
+  if (c->pt) { /* a PyTorch process group: its desc and name, last (the line may be cut) */
+    char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
+    grid_printf(g, r, x, TA_HEAD, "  %s pg %s", fa_sanitize(c->pt->desc, desc, sizeof desc),
+                fa_sanitize(c->pt->name, name, sizeof name));
+  }
 }
 
 /* The label of a timeline row: a rank, or a folded set of ranks. */
@@ -263,9 +263,9 @@ static void draw_detail(const view *v, tgrid *g, int r0)
                                           : NULL;
     char onm[FRZ_PT_NAME_MAX];
     if (o)
-      grid_printf(g, r0 + 3, 0, TA_NONE, "the others called %s  count %" PRIu64 "  %s  %s there",
+      grid_printf(g, r0 + 3, 0, TA_NONE, "the others called %s  count %" PRIu64 "  %s%s%s there",
                   fa_sanitize(fa_record_op_name(od, o), onm, sizeof onm), o->count, frz_dtype_name(o->dtype),
-                  frz_redop_name(o->redop));
+                  o->redop == 255 ? "" : "  ", o->redop == 255 ? "" : frz_redop_name(o->redop));
   } else {
     char root[32] = "-";
     if (rec->peer >= 0)

@@ -379,7 +379,7 @@ typedef struct fa_text_opts {
 int fa_report_text_opts(const fa_analysis *a, FILE *out, const fa_text_opts *opts);
 
 /* The ranks an orchestrator could evict (the stragglers, or the lagging,
- * ahead and dead ranks of a hang), sorted.  Returns 0 or -1. */
+ * ahead, dead and other root-cause ranks of a hang), sorted.  0 or -1. */
 int fa_exclude_list(const fa_analysis *a, fa_ranks *out);
 
 /* The analysis as a JSON document (formats/analysis-json.md).  Returns a

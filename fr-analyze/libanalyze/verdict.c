@@ -790,6 +790,10 @@ int fa_exclude_list(const fa_analysis *a, fa_ranks *out)
       if (fa_ranks_push(out, &cap, v->lagging.v[i])) return -1;
     for (uint32_t i = 0; i < v->ahead.n; i++)
       if (fa_ranks_push(out, &cap, v->ahead.v[i])) return -1;
+    /* and every root cause: unfinished ranks (a GPU error), the ends of
+     * other wait-for chains */
+    for (uint32_t i = 0; i < v->root_cause.n; i++)
+      if (fa_ranks_push(out, &cap, v->root_cause.v[i])) return -1;
   }
   fa_ranks_sort(out);
   return 0;
