@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen-pytorch-fr.py — write PyTorch Flight Recorder style dumps of hang
-cases C1, C2, C5, C9 and C10 (shared/cases.md) for flightrec's importer tests.
+cases C1, C2, C5, C9 and C10 (tests/scenarios/README.md) for flightrec's importer tests.
 
     tests/gen-pytorch-fr.py OUTDIR      # writes OUTDIR/c1 ... OUTDIR/c10
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C1 of cases.md, live: the scenario runs on the simulator with the
+# Case C1, live: the scenario runs on the simulator with the
 # recorder preloaded into every rank; fr-analyze's JSON must match the
 # expected verdict, and every rank must have dumped frame 0.  The verdict
 # shows where rank 5 is: its thread stack ends in the job's stop function,

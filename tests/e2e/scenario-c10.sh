@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C10 of cases.md, live on the simulator: two ranks call all-reduces on comms B and C in opposite orders: a
+# Case C10, live on the simulator: two ranks call all-reduces on comms B and C in opposite orders: a
 # deadlock cycle across communicators.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir

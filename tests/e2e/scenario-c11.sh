@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C11 of cases.md, live on the simulator: the link 3->4 stalls on
+# Case C11, live on the simulator: the link 3->4 stalls on
 # channel 1 while every rank has joined the all-reduce; the proxy progress
 # in the dumps names that link, and no rank is blamed.
 . "$FR_SRCDIR/tests/e2e/lib.sh"

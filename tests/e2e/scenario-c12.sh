@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C12 of cases.md, live on the simulator: C1 with a wrapped ring on rank 2, an empty dump from rank 6 and none
+# Case C12, live on the simulator: C1 with a wrapped ring on rank 2, an empty dump from rank 6 and none
 # from rank 7: the C1 verdict for what the data supports; the empty file is
 # reported as a problem.
 . "$FR_SRCDIR/tests/e2e/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C13 of cases.md, live on the simulator: rank 6 is 200 ms late every step; a dump is triggered by hand and frames
+# Case C13, live on the simulator: rank 6 is 200 ms late every step; a dump is triggered by hand and frames
 # follow: no hang, rank 6 the straggler, and --exclude-list prints 6.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir

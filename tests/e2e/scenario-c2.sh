@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C2 of cases.md, live: the scenario runs on the simulator with the
+# Case C2, live: the scenario runs on the simulator with the
 # recorder preloaded into every rank; fr-analyze's JSON must match the
 # expected verdict, and every rank must have dumped frame 0.
 . "$FR_SRCDIR/tests/e2e/lib.sh"

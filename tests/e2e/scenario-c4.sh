@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C4 of cases.md, live on the simulator: rank 0 leaves the loop after step 18 (alive, outside NCCL); it lags,
+# Case C4, live on the simulator: rank 0 leaves the loop after step 18 (alive, outside NCCL); it lags,
 # and its thread stack says where it is (the job's stop function).
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C5 of cases.md, live on the simulator: rank 7 broadcasts where everyone else all-reduces: a collective-type
+# Case C5, live on the simulator: rank 7 broadcasts where everyone else all-reduces: a collective-type
 # mismatch with rank 7 as the minority culprit, nobody missing.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C6 of cases.md, live on the simulator: even ranks bfloat16, odd ranks float32: two groups, no single culprit.
+# Case C6, live on the simulator: even ranks bfloat16, odd ranks float32: two groups, no single culprit.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 run_case c6-dtype-split

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Case C8 of cases.md, live on the simulator: rank 5 is SIGKILLed mid-step: its dump is missing, the others wait for it.
+# Case C8, live on the simulator: rank 5 is SIGKILLed mid-step: its dump is missing, the others wait for it.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 run_case c8-rank-dies

@@ -1,5 +1,5 @@
 #!/bin/sh
-# More of each kind than cases.md's instances: a rank stopping in a split
+# More of each kind than the handed cases' instances (tests/scenarios/README.md): a rank stopping in a split
 # comm behind a wait-for chain (W=6), the majority lagging at W=16, a
 # deadlock cycle through three comms and three ranks, rank 0 ahead at W=8, a
 # root mismatch in a split comm, rank 0 dying at W=4, a straggler at W=4, and
