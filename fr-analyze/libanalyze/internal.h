@@ -61,6 +61,12 @@ int fa_stragglers(fa_analysis *a);         /* straggler.c: clock skew, late rank
  * first (straggler.c)? */
 int fa_comm_moved(const fa_analysis *a, const fa_comm *c);
 int fa_verdict_build(fa_analysis *a);      /* verdict.c */
+int fa_verdict_summary(fa_analysis *a);    /* summary.c: verdict.summary, once the verdict is built */
+/* Global rank of the side of p2p link l that posted and waits. */
+static inline int32_t fa_p2p_waiter(const fa_link *l)
+{
+  return l->pending_dir == FRZ_DIR_SEND ? l->src : l->dst;
+}
 int fa_stacks_build(fa_analysis *a);       /* stacks.c: relevant threads, stack classes */
 /* The stack class the verdict shows for global rank g: -1 when it has
  * none, or when its latest dump was written at process exit (its threads

@@ -1,0 +1,408 @@
+/* summary.c — the verdict's one-sentence summary, from the verdict the
+ * rules built (verdict.c): who waits where for whom, in the user's words
+ * (PyTorch's group desc and op names for its dumps). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- a growing string ------------------------------------------------------- */
+
+typedef struct sbuf {
+  char *s;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+  if (b->oom) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (b->n + (size_t)n + 1 > b->cap) {
+    size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)n;
+    char *p = realloc(b->s, cap);
+    if (!p) {
+      b->oom = 1;
+      return;
+    }
+    b->s = p;
+    b->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)n;
+}
+
+/* "rank 5" or "ranks 0-4,6-7" into buf. */
+static const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len)
+{
+  char set[160];
+  fa_format_ranks(r->v, r->n, set, sizeof set);
+  snprintf(buf, len, "%s %s", r->n == 1 ? "rank" : "ranks", set);
+  return buf;
+}
+
+/* "waits" after one rank, "wait" after several. */
+static const char *wait_verb(const fa_ranks *r) { return r->n == 1 ? "waits" : "wait"; }
+
+/* "AllReduce seq 37" for comm c, or "collective seq 37" when unknown. */
+static const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf,
+                             size_t len)
+{
+  const frz_dump *d;
+  const frz_record *r = fa_comm_record_in(a, c, seq, &d);
+  char nm[FRZ_PT_NAME_MAX];
+  snprintf(buf, len, "%s seq %llu", r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "collective",
+           (unsigned long long)seq);
+  return buf;
+}
+
+
+/* ---- summary ------------------------------------------------------------------- */
+
+/* The global ranks of a mismatch group's members. */
+static int group_ranks(const fa_comm *c, const fa_group *g, fa_ranks *out)
+{
+  uint32_t cap = 0;
+  out->v = NULL;
+  out->n = 0;
+  for (uint32_t i = 0; i < g->n; i++) {
+    int32_t gr = fa_global_of(c, c->mismatch.members[g->first + i]);
+    if (gr >= 0 && fa_ranks_push(out, &cap, gr)) return -1;
+  }
+  fa_ranks_sort(out);
+  return 0;
+}
+
+/* "op, count" for FA_FIELD_* bits f. */
+static const char *field_names(unsigned f, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  for (unsigned i = 0; i < FA_NFIELDS; i++)
+    if (f & (1u << i)) {
+      size_t n = strlen(buf);
+      snprintf(buf + n, len - n, "%s%s", n ? ", " : "", fa_field_name(i));
+    }
+  return buf;
+}
+
+/* "first mismatch at seq S on comm X (fields): ..." */
+static int say_mismatch(const fa_analysis *a, sbuf *b)
+{
+  const fa_comm *c = &a->comms[a->verdict.mismatch_comm];
+  const fa_mismatch *mm = &c->mismatch;
+  char hex[200], fields[64], rp[200], sp[160];
+  sb_printf(b, "first mismatch at seq %llu on comm %s (%s): ", (unsigned long long)mm->seq,
+            fa_comm_label(c, hex, sizeof hex), field_names(mm->fields, fields, sizeof fields));
+  if (mm->culprit >= 0) {
+    fa_ranks gr;
+    const fa_group *g = &mm->groups[mm->culprit];
+    if (group_ranks(c, g, &gr)) return -1;
+    sb_printf(b, "%s %s %s while ", ranks_phrase(&gr, rp, sizeof rp), gr.n == 1 ? "calls" : "call",
+              fa_sig_text(&g->sig, sp, sizeof sp));
+    fa_ranks_free(&gr);
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < mm->ngroups; i++) {
+      if ((int32_t)i == mm->culprit) continue;
+      if (shown == 3) {
+        sb_printf(b, " and %u more groups", mm->ngroups - 1 - shown);
+        break;
+      }
+      if (group_ranks(c, &mm->groups[i], &gr)) return -1;
+      sb_printf(b, "%s%s %s %s", shown ? ", " : "", ranks_phrase(&gr, rp, sizeof rp),
+                gr.n == 1 ? "calls" : "call", fa_sig_text(&mm->groups[i].sig, sp, sizeof sp));
+      fa_ranks_free(&gr);
+      shown++;
+    }
+  } else {
+    for (uint32_t i = 0; i < mm->ngroups; i++) {
+      if (i == 4) {
+        sb_printf(b, ", and %u more groups", mm->ngroups - i);
+        break;
+      }
+      fa_ranks gr;
+      if (group_ranks(c, &mm->groups[i], &gr)) return -1;
+      sb_printf(b, "%s%s %s %s", i ? ", " : "", ranks_phrase(&gr, rp, sizeof rp),
+                gr.n == 1 ? "calls" : "call", fa_sig_text(&mm->groups[i].sig, sp, sizeof sp));
+      fa_ranks_free(&gr);
+    }
+    sb_printf(b, "; no single culprit");
+  }
+  return 0;
+}
+
+/* "; rank 1 had exited (its last dump was written at exit)" when ranks of r
+ * wrote their latest dump on the way out. */
+static int say_exited(const fa_analysis *a, const fa_ranks *r, sbuf *b)
+{
+  fa_ranks ex = {NULL, 0};
+  uint32_t cap = 0;
+  char p[200];
+  for (uint32_t i = 0; i < r->n; i++) {
+    int32_t k = fa_find_rank(a, r->v[i]);
+    if (k >= 0 && fa_rank_latest(a, &a->ranks[k])->dump.process.trigger == FRZ_TRIGGER_EXIT &&
+        fa_ranks_push(&ex, &cap, r->v[i]))
+      return -1;
+  }
+  if (ex.n)
+    sb_printf(b, "; %s had exited (%s last dump was written at exit)",
+              ranks_phrase(&ex, p, sizeof p), ex.n == 1 ? "its" : "their");
+  fa_ranks_free(&ex);
+  return 0;
+}
+
+/* "; link 3->4 channel 1 stopped (SendPeerWait for 2.0 s)": the links of
+ * the stuck op that proxy progress shows stopped (the first few). */
+static void say_stopped_links(const fa_comm *c, sbuf *b)
+{
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < c->nlinks; i++) {
+    const fa_link *l = &c->links[i];
+    if (!l->evidence) continue;
+    if (n == 3) {
+      sb_printf(b, " and more");
+      break;
+    }
+    sb_printf(b, "%s %d->%d channel %d", n ? "," : "; link", l->src, l->dst, l->channel);
+    if (l->state) sb_printf(b, " stopped in %s", frz_proxy_state_name(l->state));
+    if (l->stalled_ns) sb_printf(b, " for %.1f s", (double)l->stalled_ns / 1e9);
+    n++;
+  }
+  if (!n && c->has_proxy) sb_printf(b, "; no link's proxy progress shows it stopped");
+}
+
+/* Is g in r? */
+static int has_rank(const fa_ranks *r, int32_t g)
+{
+  for (uint32_t i = 0; i < r->n; i++)
+    if (r->v[i] == g) return 1;
+  return 0;
+}
+
+/* "; rank 14 is where other waits start": root causes the chosen comm does
+ * not show (the ends of other wait-for chains). */
+static int say_other_roots(const fa_verdict *v, sbuf *b)
+{
+  fa_ranks more = {NULL, 0};
+  uint32_t cap = 0;
+  char p[200];
+  for (uint32_t i = 0; i < v->root_cause.n; i++) {
+    int32_t g = v->root_cause.v[i];
+    if (!has_rank(&v->lagging, g) && !has_rank(&v->unfinished, g) && !has_rank(&v->ahead, g) &&
+        fa_ranks_push(&more, &cap, g)) {
+      fa_ranks_free(&more);
+      return -1;
+    }
+  }
+  if (more.n)
+    sb_printf(b, "; other waits lead to %s", ranks_phrase(&more, p, sizeof p));
+  fa_ranks_free(&more);
+  return 0;
+}
+
+/* The hang part of the summary, for the chosen comm. */
+static int say_hang(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  const fa_comm *c = &a->comms[v->comm];
+  char hex[200], op[96], p1[200], p2[200];
+  fa_comm_label(c, hex, sizeof hex);
+  fa_ranks w = {NULL, 0}, o = {NULL, 0};
+  int rc = -1;
+  if (c->stuck) op_phrase(a, c, c->stuck_seq, op, sizeof op);
+  if (v->all_joined) {
+    sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u rank%s waiting)",
+              op, hex, c->nwaiting, c->nwaiting == 1 ? "" : "s");
+    say_stopped_links(c, b);
+  } else if (v->ahead.n) {
+    if (fa_comm_ranks(c, FA_MEMBER_IDLE, &o)) goto out;
+    sb_printf(b, "%s %s ahead: it entered %s on comm %s alone, while %s completed seq %lld and %s idle",
+              ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are", op, hex,
+              ranks_phrase(&o, p2, sizeof p2), (long long)c->last_completed,
+              o.n == 1 ? "is" : "are");
+  } else if (v->unfinished.n) {
+    if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
+    sb_printf(b, "%s never finished %s on comm %s, which %s completed: %s own work stopped on the "
+              "device side (a GPU error or a kernel that cannot finish)",
+              ranks_phrase(&v->unfinished, p1, sizeof p1), op, hex, ranks_phrase(&o, p2, sizeof p2),
+              v->unfinished.n == 1 ? "its" : "their");
+  } else if (c->stuck && c->nunknown && !v->lagging.n && !c->nno_dump && !c->has_mismatch) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    uint32_t cap = 0;
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].counters_unknown && c->members[r].global_rank >= 0 &&
+          fa_ranks_push(&o, &cap, c->members[r].global_rank))
+        goto out;
+    fa_ranks_sort(&o);
+    sb_printf(b, "%s %s in %s on comm %s; whether %s entered it is unknown (%s dump does not tell "
+              "which pg_status entry is the group's)", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op,
+              hex, ranks_phrase(&o, p2, sizeof p2), o.n == 1 ? "its" : "their");
+  } else if (c->stuck && (c->nwaiting || c->npassed) && !v->lagging.n && !c->nno_dump) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    sb_printf(b, "%s %s in %s on comm %s, which mismatched calls keep from completing",
+              ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
+  } else if (c->stuck && (c->nwaiting || c->npassed)) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    if (c->nlagging) {
+      sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
+      if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+      if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
+      if (o.n) sb_printf(b, "%s%s completed it", w.n ? ", " : "; ", ranks_phrase(&o, p2, sizeof p2));
+      fa_ranks_free(&o);
+      if (c->nno_dump) {
+        if (fa_comm_ranks(c, FA_MEMBER_NO_DUMP, &o)) goto out;
+        if (o.n) sb_printf(b, " (%s left no dump)", ranks_phrase(&o, p1, sizeof p1));
+        else sb_printf(b, " (%u member(s) left no dump)", c->nno_dump);
+      }
+    } else {
+      sb_printf(b, "%s %s in %s on comm %s for ", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
+      if (v->lagging.n)
+        sb_printf(b, "%s, which left no dump (dead, or could not write one)",
+                  ranks_phrase(&v->lagging, p2, sizeof p2));
+      else
+        sb_printf(b, "%u member(s) of unknown rank that left no dump", c->nno_dump);
+    }
+  } else {
+    uint32_t cap = 0, nl = 0;
+    for (uint32_t i = 0; i < c->nlinks; i++)
+      if (c->links[i].p2p) {
+        nl++;
+        if (fa_p2p_waiter(&c->links[i]) >= 0 && fa_ranks_push(&w, &cap, fa_p2p_waiter(&c->links[i])))
+          goto out;
+      }
+    fa_ranks_sort(&w);
+    sb_printf(b, "%s %s in p2p operations on comm %s that %s never posted (%u missing link%s)",
+              ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
+              nl == 1 ? "" : "s");
+  }
+  if (say_other_roots(v, b)) goto out;
+  rc = say_exited(a, &v->lagging, b);
+out:
+  fa_ranks_free(&w);
+  fa_ranks_free(&o);
+  return rc;
+}
+
+/* "deadlock across N communicators: rank 0 waits in ... for rank 1, which ..." */
+static void say_cycle(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  char hex[200], op[96];
+  sb_printf(b, "deadlock across %u communicator%s: ", v->ncycle, v->ncycle == 1 ? "" : "s");
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *s = &v->cycle[i];
+    const fa_comm *c = &a->comms[s->comm];
+    if (i == 8) {
+      sb_printf(b, ", and so on (%u steps)", v->ncycle);
+      return;
+    }
+    if (c->stuck) op_phrase(a, c, s->seq, op, sizeof op);
+    else snprintf(op, sizeof op, "p2p seq %llu", (unsigned long long)s->seq);
+    if (i == 0)
+      sb_printf(b, "rank %d waits in %s on comm %s for rank %d", s->rank, op, fa_comm_label(c, hex, sizeof hex),
+                s->waits_for);
+    else
+      sb_printf(b, ", which waits in %s on comm %s for rank %d", op, fa_comm_label(c, hex, sizeof hex),
+                s->waits_for);
+  }
+}
+
+/* "no hang: rank 6 is a straggler (last at 30 of 30 collectives, 201 ms
+ * late on average); every rank progressed between frames" */
+static void say_straggler(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  char p[200];
+  const fa_straggler *s = &v->stragglers[0];
+  sb_printf(b, "no hang: rank %d is a straggler (late at %u of %u collectives, %lld ms late on average)",
+            s->rank, s->late_ops, s->ops, (long long)(s->mean_late_ns / 1000000));
+  if (v->nstragglers > 1) sb_printf(b, ", and %u more", v->nstragglers - 1);
+  if (v->frames_progress)
+    sb_printf(b, "; %s progressed between frames", ranks_phrase(&v->progressed, p, sizeof p));
+}
+
+/* The one-sentence summary. */
+int fa_verdict_summary(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  sbuf b = {NULL, 0, 0, 0};
+  char p[200], hex[17];
+  switch (v->status) {
+  case FA_STATUS_INCONCLUSIVE:
+    if (!a->nframes) sb_printf(&b, "no usable dump");
+    else if (!a->ncomms) sb_printf(&b, "the dumps hold no communicator");
+    else if (a->ranks_missing.n)
+      /* nothing stuck among the dumps read, but absent ranks may be behind */
+      sb_printf(&b, "no hang among the ranks that dumped, but %s left no dump: dead, not asked "
+                "to dump (fr-dump --trigger DIR asks every rank), or not given here",
+                ranks_phrase(&a->ranks_missing, p, sizeof p));
+    else
+      for (uint32_t i = 0; i < a->ncomms; i++) {
+        if (!a->comms[i].tracked && a->comms[i].seq_hi >= 0) {
+          sb_printf(&b, "completion was not tracked on comm %s: every rank enqueued up to seq %lld, "
+                    "and whether that completed is unknown", fa_hex(a->comms[i].id, hex),
+                    (long long)a->comms[i].seq_hi);
+          break;
+        }
+        if (a->comms[i].unknown_from >= 0) {
+          sb_printf(&b, "completion was not tracked from seq %lld on comm %s (captured into a CUDA "
+                    "graph): every rank enqueued up to seq %lld, and whether that completed is unknown",
+                    (long long)a->comms[i].unknown_from, fa_hex(a->comms[i].id, hex),
+                    (long long)a->comms[i].seq_hi);
+          break;
+        }
+      }
+    break;
+  case FA_STATUS_HEALTHY:
+    if (v->frames_progress)
+      sb_printf(&b, "no hang found: %s progressed between frames (slow at worst, not hung)",
+                ranks_phrase(&v->progressed, p, sizeof p));
+    else
+      sb_printf(&b, "no hang found: every operation enqueued on %u communicator%s completed on every rank",
+                a->ncomms, a->ncomms == 1 ? "" : "s");
+    if (a->ranks_missing.n)
+      sb_printf(&b, "; %s left no dump", ranks_phrase(&a->ranks_missing, p, sizeof p));
+    break;
+  case FA_STATUS_DEADLOCK:
+    say_cycle(a, &b);
+    break;
+  case FA_STATUS_MISMATCH:
+    if (say_mismatch(a, &b)) goto oom;
+    if (v->comm >= 0) {
+      sb_printf(&b, "; then ");
+      if (v->cycle) say_cycle(a, &b);
+      else if (say_hang(a, &b)) goto oom;
+    }
+    break;
+  case FA_STATUS_HANG:
+    if (say_hang(a, &b)) goto oom;
+    break;
+  case FA_STATUS_STRAGGLER:
+    say_straggler(a, &b);
+    break;
+  }
+  if (v->progressed.n && !v->frames_progress &&
+      (v->status == FA_STATUS_HANG || v->status == FA_STATUS_MISMATCH ||
+       v->status == FA_STATUS_DEADLOCK))
+    sb_printf(&b, "; %s progressed between frames (slow, not hung)",
+              ranks_phrase(&v->progressed, p, sizeof p));
+  sb_printf(&b, ".");
+  if (b.oom) goto oom;
+  v->summary = b.s;
+  return 0;
+oom:
+  free(b.s);
+  return -1;
+}
+
