@@ -25,7 +25,7 @@ extern "C" {
 /* Format version written by this codec.  Readers accept every minor of a
  * major they know and reject a newer major. */
 #define FRZ_VERSION_MAJOR 1
-#define FRZ_VERSION_MINOR 2
+#define FRZ_VERSION_MINOR 3
 
 /* ---- op codes (stable, on disk), generated from nccl_api.def ------------ */
 typedef enum {
@@ -182,6 +182,11 @@ typedef struct frz_record {
   uint8_t algo;              /* FRZ_ALGO_*; 255 unknown */
   uint8_t proto;             /* FRZ_PROTO_*; 255 unknown */
   uint8_t nchannels;         /* channels NCCL used; 0 unknown */
+  /* since 1.3 (RECORDS version 3), in what were reserved bytes: which comm
+   * rank of this process made it (a process may hold several ranks of one
+   * comm, ncclCommInitAll) */
+  uint8_t cuda_device;       /* CUDA device of the record's comm; 255 unknown */
+  int32_t comm_rank;         /* this process's rank in the record's comm; -1 unknown or no comm */
 } frz_record;
 
 /* NCCL's algorithms and protocols (the profiler's strings, coded as NCCL
@@ -191,6 +196,9 @@ enum {
   FRZ_ALGO_NVLS = 4, FRZ_ALGO_NVLS_TREE = 5, FRZ_ALGO_PAT = 6, FRZ_ALGO_UNKNOWN = 255
 };
 enum { FRZ_PROTO_LL = 0, FRZ_PROTO_LL128 = 1, FRZ_PROTO_SIMPLE = 2, FRZ_PROTO_UNKNOWN = 255 };
+/* A record's cuda_device when unknown (RECORDS version < 3, no comm, or a
+ * device ordinal outside 0..254). */
+enum { FRZ_CUDA_DEVICE_UNKNOWN = 255 };
 
 /* Progress of one (comm, channel, peer, direction) connection as NCCL's
  * profiler plugin reported it (since 1.2, PROXY section): proxy steps are
@@ -497,7 +505,7 @@ size_t frz_dtype_size(unsigned dtype);
 #define FRZ_PROCESS_ITEM_SIZE 352  /* PROCESS section item */
 #define FRZ_COMM_ITEM_SIZE 104     /* COMMS section item */
 #define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item, version 1 (the minimum) */
-#define FRZ_RECORD_ITEM_SIZE_V2 120 /* RECORDS item written since 1.2 (version 2) */
+#define FRZ_RECORD_ITEM_SIZE_V2 120 /* RECORDS item written since 1.2 (versions 2 and 3) */
 #define FRZ_CALLSITE_ITEM_SIZE 160 /* CALLSITES section item (since 1.1) */
 #define FRZ_BACKTRACE_ITEM_SIZE 144 /* BACKTRACES section item (since 1.1) */
 #define FRZ_PROXY_ITEM_SIZE 64     /* PROXY section item (since 1.2) */
@@ -522,9 +530,10 @@ enum {
 };
 
 /* Version of each section's item layout written by this codec (RECORDS:
- * FRZ_RECORDS_VERSION). */
+ * FRZ_RECORDS_VERSION: 2 since 1.2 appended NCCL's fields, 3 since 1.3
+ * gives bytes 115..119 to cuda_device and comm_rank). */
 #define FRZ_SECTION_VERSION 1
-#define FRZ_RECORDS_VERSION 2
+#define FRZ_RECORDS_VERSION 3
 
 /* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320) of `len` bytes,
  * continuing from `crc` (start with 0).  frz_crc32(0, "123456789", 9) ==

@@ -135,6 +135,8 @@ static void get_record(const uint8_t *p, frz_record *r)
   r->nccl_seq = UINT64_MAX;
   r->algo = FRZ_ALGO_UNKNOWN;
   r->proto = FRZ_PROTO_UNKNOWN;
+  r->cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
+  r->comm_rank = -1;
 }
 
 /* The fields RECORDS version 2 appended (1.2), when the item has them. */
@@ -144,6 +146,14 @@ static void get_record_v2(const uint8_t *p, frz_record *r)
   r->algo = get8(p, 112);
   r->proto = get8(p, 113);
   r->nchannels = get8(p, 114);
+}
+
+/* The fields RECORDS version 3 (1.3) put in bytes 115..119, reserved (and
+ * unknown whatever they hold) in older versions. */
+static void get_record_v3(const uint8_t *p, frz_record *r)
+{
+  r->cuda_device = get8(p, 115);
+  r->comm_rank = (int32_t)get32(p, 116);
 }
 
 static void get_proxy(const uint8_t *p, void *out)
@@ -462,8 +472,9 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
 
 /* Is frz_record laid out in memory as a RECORDS item is on disk (a
  * little-endian host, the fields at the spec's offsets, no padding before
- * the last field)?  Then version-2 items (1.2) decompress straight into the
- * records array; version-1 items (104 bytes) go through get_record. */
+ * the last field)?  Then 120-byte items of version 2 (1.2) and 3 (1.3)
+ * decompress straight into the records array; version-1 items (104 bytes)
+ * go through get_record. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \
     defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define RECORD_LAYOUT_MATCHES                                                                  \
@@ -479,7 +490,8 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
    offsetof(frz_record, reserved0) == 95 && offsetof(frz_record, flags) == 96 &&               \
    offsetof(frz_record, result) == 100 && offsetof(frz_record, nccl_seq) == 104 &&             \
    offsetof(frz_record, algo) == 112 && offsetof(frz_record, proto) == 113 &&                  \
-   offsetof(frz_record, nchannels) == 114)
+   offsetof(frz_record, nchannels) == 114 && offsetof(frz_record, cuda_device) == 115 &&       \
+   offsetof(frz_record, comm_rank) == 116)
 #else
 #define RECORD_LAYOUT_MATCHES 0
 #endif
@@ -503,9 +515,13 @@ static int inflate_records_direct(decoder *d, const dec_section *s, frz_dump *ou
     free(recs);
     return 0;
   }
+  int v3 = s->version >= 3;
   for (uint64_t i = 0; i < s->count; i++) { /* reserved bytes: ignored, as get_record does */
     recs[i].reserved0 = 0;
-    memset((uint8_t *)&recs[i] + 115, 0, sizeof(frz_record) - 115);
+    if (!v3) { /* bytes 115..119 were reserved before version 3: unknown */
+      recs[i].cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
+      recs[i].comm_rank = -1;
+    }
   }
   out->records = recs;
   out->nrecords = s->count;
@@ -610,10 +626,13 @@ static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *ra
                 "out of memory for %" PRIu64 " records", s->count);
   out->nrecords = s->count;
   int v2 = s->version >= 2 && s->item_size >= FRZ_RECORD_ITEM_SIZE_V2;
+  int v3 = v2 && s->version >= 3;
   for (uint64_t i = 0; i < s->count; i++) {
     get_record(raw + i * s->item_size, &out->records[i]);
     if (v2)
       get_record_v2(raw + i * s->item_size, &out->records[i]);
+    if (v3)
+      get_record_v3(raw + i * s->item_size, &out->records[i]);
   }
   return FRZ_OK;
 }

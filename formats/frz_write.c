@@ -136,8 +136,8 @@ static void put_record(uint8_t *p, const frz_record *r)
   put8(p, 112, r->algo);
   put8(p, 113, r->proto);
   put8(p, 114, r->nchannels);
-  put8(p, 115, 0);
-  put32(p, 116, 0);
+  put8(p, 115, r->cuda_device); /* version 3 */
+  put32(p, 116, (uint32_t)r->comm_rank);
 }
 
 static void put_proxy(uint8_t *p, const frz_proxy *x)

@@ -196,6 +196,11 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pv *e, uint32_t *cap, uint32_t
   memset(p, 0, sizeof *p);
   x->id = pv_int(pv_get(e, "record_id"), &v) == 0 && v >= 0 ? (uint64_t)v : 0;
   x->comm_id = d->comms[g->comm].comm_id;
+  x->comm_rank = d->comms[g->comm].rank; /* PyTorch's pg rank of this process */
+  x->cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
+  x->nccl_seq = UINT64_MAX; /* PyTorch says nothing of NCCL's profiler view */
+  x->algo = FRZ_ALGO_UNKNOWN;
+  x->proto = FRZ_PROTO_UNKNOWN;
   pv_cstr(pv_get(e, "profiling_name"), pn, sizeof pn);
   size_t n;
   const char *w = name_word(pn, &n);

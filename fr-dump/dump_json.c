@@ -149,6 +149,9 @@ static cJSON *record_obj(jb *j, const frz_record *r, uint64_t ref)
   add(j, o, "kind", str(j, r->kind < 5 ? kinds[r->kind] : "unknown"));
   add(j, o, "dir", str(j, r->dir < 3 ? dirs[r->dir] : "unknown"));
   add(j, o, "peer", i64(j, r->peer));
+  /* which comm rank of this process made it, on which device (frz 1.3); -1 unknown */
+  add(j, o, "comm_rank", i64(j, r->comm_rank));
+  add(j, o, "cuda_device", i64(j, r->cuda_device != FRZ_CUDA_DEVICE_UNKNOWN ? r->cuda_device : -1));
   add(j, o, "count", u64(j, r->count));
   add(j, o, "dtype", str(j, frz_dtype_name(r->dtype)));
   add(j, o, "redop", str(j, frz_redop_name(r->redop)));

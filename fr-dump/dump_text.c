@@ -140,14 +140,21 @@ static void print_comms(FILE *o, const frz_dump *d)
   }
 }
 
+/* A value that is -1 (or any negative) when unknown or none: "-" then. */
+static void int_or_dash(int64_t v, char *buf, size_t len)
+{
+  if (v >= 0) snprintf(buf, len, "%lld", (long long)v);
+  else snprintf(buf, len, "-");
+}
+
 static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
 {
-  char h[17], t1[32], t2[32], t3[32], fl[128], peer[16], res[16];
+  char h[17], t1[32], t2[32], t3[32], fl[128], peer[16], res[16], crank[16], dev[8];
   fprintf(o, "\nrecords: %llu\n", (unsigned long long)d->nrecords);
   if (!d->nrecords) return;
-  fprintf(o, "  %8s %-16s %6s %-13s %-9s %12s %-10s %-6s %5s %6s %12s %12s %12s %6s %s\n", "id",
-          "comm", "seq", "op", "state", "count", "dtype", "redop", "peer", "group", "enqueue",
-          "start", "complete", "result", "flags");
+  fprintf(o, "  %8s %-16s %6s %-13s %-9s %12s %-10s %-6s %5s %5s %3s %6s %12s %12s %12s %6s %s\n",
+          "id", "comm", "seq", "op", "state", "count", "dtype", "redop", "peer", "rank", "dev",
+          "group", "enqueue", "start", "complete", "result", "flags");
   for (uint64_t i = 0; i < d->nrecords; i++) {
     const frz_record *r = &d->records[i];
     unsigned kind = r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
@@ -155,17 +162,17 @@ static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
     char seq[24];
     if (has_seq) snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->seq);
     else snprintf(seq, sizeof seq, "-");
-    if (r->peer >= 0) snprintf(peer, sizeof peer, "%d", r->peer);
-    else snprintf(peer, sizeof peer, "-");
-    if (r->result >= 0) snprintf(res, sizeof res, "%d", r->result);
-    else snprintf(res, sizeof res, "-");
+    int_or_dash(r->peer, peer, sizeof peer);
+    int_or_dash(r->comm_rank, crank, sizeof crank);
+    int_or_dash(r->cuda_device != FRZ_CUDA_DEVICE_UNKNOWN ? r->cuda_device : -1, dev, sizeof dev);
+    int_or_dash(r->result, res, sizeof res);
     char group[24];
     if (r->group_id) snprintf(group, sizeof group, "%llu", (unsigned long long)r->group_id);
     else snprintf(group, sizeof group, "-");
-    fprintf(o, "  %8llu %-16s %6s %-13s %-9s %12llu %-10s %-6s %5s %6s %12s %12s %12s %6s %s\n",
+    fprintf(o, "  %8llu %-16s %6s %-13s %-9s %12llu %-10s %-6s %5s %5s %3s %6s %12s %12s %12s %6s %s\n",
             (unsigned long long)r->id, hex_or_dash(r->comm_id, h), seq, frz_op_name(r->op),
             frz_state_name(r->state), (unsigned long long)r->count, frz_dtype_name(r->dtype),
-            frz_redop_name(r->redop), peer, group, rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
+            frz_redop_name(r->redop), peer, crank, dev, group, rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
             rel_ms(r->t_start_ns, ref, t2, sizeof t2), rel_ms(r->t_complete_ns, ref, t3, sizeof t3),
             res, flag_names(r->flags, fd_rec_flag_names, FD_NREC_FLAGS, fl, sizeof fl));
   }

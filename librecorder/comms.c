@@ -26,6 +26,19 @@ static uint32_t slot_of(uintptr_t handle) {
   return (uint32_t)(fr_hash_finish(handle) & (INDEX_SIZE - 1));
 }
 
+/* Enter handle -> entry n in the index (add_lock held). */
+static void index_put(uintptr_t handle, uint32_t n) {
+  uint32_t i = slot_of(handle);
+  for (uint32_t probe = 0; probe < INDEX_SIZE; probe++, i = (i + 1) & (INDEX_SIZE - 1)) {
+    uintptr_t k = atomic_load(&index_key[i]);
+    if (k == SLOT_EMPTY || k == SLOT_GONE || k == handle) {
+      atomic_store(&index_val[i], n + 1);
+      atomic_store_explicit(&index_key[i], handle, memory_order_release);
+      break;
+    }
+  }
+}
+
 fr_comm *fr_comm_add(uintptr_t handle, uint64_t comm_id, uint64_t parent_id, int nranks,
                      int rank, uint32_t flags) {
   fr_comm *c = NULL;
@@ -44,21 +57,19 @@ fr_comm *fr_comm_add(uintptr_t handle, uint64_t comm_id, uint64_t parent_id, int
   c->cuda_device = -1;
   atomic_store(&c->flags, flags);
   if (nranks > 0 && nranks <= (1 << 24)) c->p2p_seq = calloc((size_t)nranks * 2, sizeof *c->p2p_seq);
-  if (handle > SLOT_GONE) {
-    uint32_t i = slot_of(handle);
-    for (uint32_t probe = 0; probe < INDEX_SIZE; probe++, i = (i + 1) & (INDEX_SIZE - 1)) {
-      uintptr_t k = atomic_load(&index_key[i]);
-      if (k == SLOT_EMPTY || k == SLOT_GONE || k == handle) {
-        atomic_store(&index_val[i], n + 1);
-        atomic_store_explicit(&index_key[i], handle, memory_order_release);
-        break;
-      }
-    }
-  }
+  if (handle > SLOT_GONE) index_put(handle, n);
   atomic_store_explicit(&ncomms, n + 1, memory_order_release);
 out:
   pthread_mutex_unlock(&add_lock);
   return c;
+}
+
+void fr_comm_bind(fr_comm *c, uintptr_t handle) {
+  if (!c || handle <= SLOT_GONE) return;
+  pthread_mutex_lock(&add_lock);
+  __atomic_store_n(&c->handle, handle, __ATOMIC_RELAXED);
+  index_put(handle, (uint32_t)(c - comms));
+  pthread_mutex_unlock(&add_lock);
 }
 
 fr_comm *fr_comm_find(uintptr_t handle) {

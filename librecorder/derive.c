@@ -95,8 +95,16 @@ FR_EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqu
   uint64_t cid = uniqueId ? fr_comm_id_from_unique(uniqueId->internal, sizeof uniqueId->internal, nRanks)
                           : fr_comm_id_from_unique("", 0, nRanks);
   int slot = fr_prof_pending_add(cid, nRanks, rank);
+  /* a new rank has no parent to record the wait in: its comm at entry */
+  init_call ic = {NULL, NULL, 0};
+  if (!parent) ic = fr_init_begin(FRZ_OP_CommGrow, cid, nRanks, rank, -1, __builtin_return_address(0));
   ncclResult_t r = real(comm, nRanks, uniqueId, rank, newcomm, config);
   if (s) fr_life_done(s, id, r, t0);
+  if (!parent) {
+    fr_init_end(&ic, slot, newcomm, r, t0);
+    fr_in_wrapper = 0;
+    return r;
+  }
   fr_comm *c = NULL;
   if ((r == ncclSuccess || r == ncclInProgress) && newcomm && *newcomm) {
     int n, rk;

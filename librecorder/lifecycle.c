@@ -42,18 +42,30 @@ void fr_comm_ask_size(ncclComm_t comm, int *nranks, int *rank) {
   if (urank && urank(comm, rank) != ncclSuccess) *rank = -1;
 }
 
-/* After an init from unique ids: register the comm, record its seq 0 and
- * bind NCCL's profiler context announced in `slot`. */
-static void init_done(int slot, unsigned op, ncclComm_t *comm, uint64_t cid, int nranks, int rank,
-                      ncclResult_t r, uint64_t t0, void *site) {
-  uint32_t flags = r == ncclSuccess ? 0 : r == ncclInProgress ? FRZ_CF_PENDING : FRZ_CF_INIT_FAILED;
-  uintptr_t handle = (r == ncclSuccess || r == ncclInProgress) && comm ? (uintptr_t)*comm : 0;
-  fr_comm *c = fr_comm_add(handle, cid, 0, nranks, rank, flags);
-  fr_prof_pending_done(slot, handle ? c : NULL, r == ncclInProgress);
-  if (!c) return;
-  uint64_t id;
-  fr_slot *s = fr_life_begin(c, op, FRZ_KIND_LIFE, site, &id);
-  fr_life_done(s, id, r, t0);
+/* An init from unique ids being made: the comm registered at entry (no
+ * handle yet, PENDING) and its seq 0 recorded in call, so that a rank blocked
+ * in init leaves evidence and the watchdog times the init out like any op. */
+init_call fr_init_begin(unsigned op, uint64_t cid, int nranks, int rank, int device, void *site) {
+  init_call ic = {fr_comm_add(0, cid, 0, nranks, rank, FRZ_CF_PENDING), NULL, 0};
+  if (ic.c) {
+    ic.c->cuda_device = device;
+    ic.s = fr_life_begin(ic.c, op, FRZ_KIND_LIFE, site, &ic.id);
+  }
+  return ic;
+}
+
+/* NCCL returned r: bind the handle, settle the flags, finish seq 0 and bind
+ * NCCL's profiler context announced in `slot`. */
+void fr_init_end(init_call *ic, int slot, ncclComm_t *comm, ncclResult_t r, uint64_t t0) {
+  int ok = r == ncclSuccess || r == ncclInProgress;
+  uintptr_t handle = ok && comm ? (uintptr_t)*comm : 0;
+  if (ic->c) {
+    fr_comm_bind(ic->c, handle);
+    if (r == ncclSuccess) atomic_fetch_and(&ic->c->flags, ~(uint32_t)FRZ_CF_PENDING);
+    else if (!ok) atomic_store(&ic->c->flags, (uint32_t)FRZ_CF_INIT_FAILED);
+  }
+  fr_prof_pending_done(slot, handle ? ic->c : NULL, r == ncclInProgress);
+  if (ic->s) fr_life_done(ic->s, ic->id, r, t0);
 }
 
 #define FR_PASS_IF_OFF_(call)                                                        \
@@ -69,8 +81,9 @@ FR_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUnique
   uint64_t t0 = fr_now_ns();
   uint64_t cid = fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks);
   int slot = fr_prof_pending_add(cid, nranks, rank);
+  init_call ic = fr_init_begin(FRZ_OP_CommInitRank, cid, nranks, rank, -1, __builtin_return_address(0));
   ncclResult_t r = real(comm, nranks, commId, rank);
-  init_done(slot, FRZ_OP_CommInitRank, comm, cid, nranks, rank, r, t0, __builtin_return_address(0));
+  fr_init_end(&ic, slot, comm, r, t0);
   fr_in_wrapper = 0;
   return r;
 }
@@ -85,9 +98,10 @@ FR_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
   uint64_t t0 = fr_now_ns();
   uint64_t cid = fr_comm_id_from_unique(commId.internal, sizeof commId.internal, nranks);
   int slot = fr_prof_pending_add(cid, nranks, rank);
+  init_call ic =
+      fr_init_begin(FRZ_OP_CommInitRankConfig, cid, nranks, rank, -1, __builtin_return_address(0));
   ncclResult_t r = real(comm, nranks, commId, rank, config);
-  init_done(slot, FRZ_OP_CommInitRankConfig, comm, cid, nranks, rank, r, t0,
-            __builtin_return_address(0));
+  fr_init_end(&ic, slot, comm, r, t0);
   fr_in_wrapper = 0;
   return r;
 }
@@ -105,9 +119,10 @@ FR_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks,
                      ? fr_comm_id_from_uniques(commIds, sizeof *commIds, nId, nranks)
                      : fr_comm_id_from_uniques("", 0, 0, nranks);
   int slot = fr_prof_pending_add(cid, nranks, myrank);
+  init_call ic =
+      fr_init_begin(FRZ_OP_CommInitRankScalable, cid, nranks, myrank, -1, __builtin_return_address(0));
   ncclResult_t r = real(newcomm, nranks, myrank, nId, commIds, config);
-  init_done(slot, FRZ_OP_CommInitRankScalable, newcomm, cid, nranks, myrank, r, t0,
-            __builtin_return_address(0));
+  fr_init_end(&ic, slot, newcomm, r, t0);
   fr_in_wrapper = 0;
   return r;
 }
@@ -123,23 +138,22 @@ FR_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *de
   /* one comm, ndev comm ranks, all in this process */
   uint64_t cid = fr_comm_id_from_clique(fr_g.proc.host, fr_g.proc.pid,
                                         atomic_fetch_add(&ncliques, 1), ndev);
+  /* comm rank i is device devlist[i] (or i): all of them registered at entry */
+  init_call ics[64];
   int slots[64];
-  int nslots = ndev > 0 && ndev <= 64 ? ndev : 0;
-  for (int i = 0; i < nslots; i++) slots[i] = fr_prof_pending_add(cid, ndev, i);
-  ncclResult_t r = real(comm, ndev, devlist);
-  if (r == ncclSuccess && comm) {
-    for (int i = 0; i < ndev; i++)
-      init_done(i < nslots ? slots[i] : -1, FRZ_OP_CommInitAll, &comm[i], cid, ndev, i, r, t0,
-                __builtin_return_address(0));
-  } else {
-    for (int i = 0; i < nslots; i++) fr_prof_pending_done(slots[i], NULL, 0);
-    init_done(-1, FRZ_OP_CommInitAll, NULL, cid, ndev, -1, r, t0, __builtin_return_address(0));
+  int n = ndev > 0 && ndev <= 64 ? ndev : 0;
+  void *site = __builtin_return_address(0);
+  for (int i = 0; i < n; i++) {
+    slots[i] = fr_prof_pending_add(cid, ndev, i);
+    ics[i] = fr_init_begin(FRZ_OP_CommInitAll, cid, ndev, i, devlist ? devlist[i] : i, site);
   }
-  if (r == ncclSuccess && comm && devlist)
-    for (int i = 0; i < ndev; i++) {
-      fr_comm *c = fr_comm_find((uintptr_t)comm[i]);
-      if (c) c->cuda_device = devlist[i];
-    }
+  ncclResult_t r = real(comm, ndev, devlist);
+  for (int i = 0; i < n; i++)
+    fr_init_end(&ics[i], slots[i], r == ncclSuccess && comm ? &comm[i] : NULL, r, t0);
+  if (n == 0) { /* an ndev NCCL refuses: the failed call, on no comm rank */
+    init_call ic = fr_init_begin(FRZ_OP_CommInitAll, cid, ndev, -1, -1, site);
+    fr_init_end(&ic, -1, NULL, r, t0);
+  }
   fr_in_wrapper = 0;
   return r;
 }

@@ -76,6 +76,9 @@ typedef struct fr_comm {
 /* Register a comm (init path, takes a lock).  NULL when the table is full. */
 FR_HIDDEN fr_comm *fr_comm_add(uintptr_t handle, uint64_t comm_id, uint64_t parent_id,
                                int nranks, int rank, uint32_t flags);
+/* Give an entry registered without a handle (an init recorded at entry,
+ * before NCCL returned one) its handle, so lookups find it. */
+FR_HIDDEN void fr_comm_bind(fr_comm *c, uintptr_t handle);
 /* Lock-free lookup by handle (hot path); NULL if unknown or destroyed. */
 FR_HIDDEN fr_comm *fr_comm_find(uintptr_t handle);
 /* Find, or register a comm created behind our back (pass-through init). */
@@ -86,6 +89,22 @@ FR_HIDDEN void fr_comm_retire(fr_comm *c, uint32_t flag);
 FR_HIDDEN uint32_t fr_comm_count(void);
 FR_HIDDEN fr_comm *fr_comm_at(uint32_t i);
 FR_HIDDEN void fr_comms_reset(void);
+
+/* ---- comm creation recorded at entry (lifecycle.c) ------------------- */
+/* A comm being created from unique ids: registered before NCCL runs (no
+ * handle yet, FRZ_CF_PENDING), its seq 0 recorded in call. */
+typedef struct init_call {
+  fr_comm *c;
+  fr_slot *s;
+  uint64_t id;
+} init_call;
+/* Register comm `cid` (comm rank `rank` of `nranks`, CUDA device or -1) and
+ * record `op` as its seq 0, in call. */
+FR_HIDDEN init_call fr_init_begin(unsigned op, uint64_t cid, int nranks, int rank, int device,
+                                  void *site);
+/* NCCL returned r with *comm (comm may be NULL): bind the handle, settle
+ * PENDING / INIT_FAILED, finish seq 0, bind the profiler context of `slot`. */
+FR_HIDDEN void fr_init_end(init_call *ic, int slot, ncclComm_t *comm, ncclResult_t r, uint64_t t0);
 
 /* ---- completion tracking with CUDA driver events (cuda_events.c) ------ */
 FR_HIDDEN int fr_cuda_init(void);       /* dlopen libcuda.so.1; 0 ok */

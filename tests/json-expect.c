@@ -13,7 +13,9 @@
  * NCCL call on a peer (a member "waiting" in some communicator's stuck op,
  * or the side of a missing p2p link that posted and waits), except the
  * ahead ranks and a mismatch's culprits, whose own calls are the cause, and
- * ranks whose own work never finished somewhere (they wait on their device).
+ * ranks whose own work never finished somewhere (they wait on their device),
+ * and ranks one of whose own comm ranks never entered the op they wait in
+ * (several comm ranks in one process).
  * Exit status: 0 match, 1 differences, 2 a file cannot be read or parsed.
  */
 #include "config.h"
@@ -212,12 +214,32 @@ static int member_in_state(const cJSON *a, int g, const char *state)
   return 0;
 }
 
+/* Is rank g both a lagging and a waiting member of one communicator (a
+ * process holding several comm ranks, CommInitAll: one of its own calls is
+ * missing, and its other comm ranks wait for that one)? */
+static int lags_itself(const cJSON *a, int g)
+{
+  const cJSON *c, *m;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(a, "comms")) {
+    int lag = 0, wait = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(c, "members")) {
+      const cJSON *gr = cJSON_GetObjectItem(m, "global_rank"), *st = cJSON_GetObjectItem(m, "state");
+      if (!cJSON_IsNumber(gr) || (int)gr->valuedouble != g || !cJSON_IsString(st)) continue;
+      lag |= strcmp(st->valuestring, "lagging") == 0;
+      wait |= strcmp(st->valuestring, "waiting") == 0;
+    }
+    if (lag && wait) return 1;
+  }
+  return 0;
+}
+
 /* Does rank g wait inside an NCCL call on a peer according to analysis a?
- * A rank whose own work never finished somewhere waits on its own device. */
+ * A rank whose own work never finished somewhere waits on its own device;
+ * one whose own call is missing where it waits waits on itself. */
 static int waits(const cJSON *a, int g)
 {
   const cJSON *c, *m, *l;
-  if (member_in_state(a, g, "unfinished")) return 0;
+  if (member_in_state(a, g, "unfinished") || lags_itself(a, g)) return 0;
   cJSON_ArrayForEach(c, cJSON_GetObjectItem(a, "comms")) {
     if (!cJSON_IsObject(cJSON_GetObjectItem(c, "stuck"))) goto links;
     cJSON_ArrayForEach(m, cJSON_GetObjectItem(c, "members")) {

@@ -23,8 +23,9 @@ tests_sim_libsimfault_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/si
 ## The scenario job: a small training loop driven by a scenario file.
 noinst_PROGRAMS += tests/scenario/fr-scenario-job
 tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/scenario.c \
-	tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c tests/scenario/boot.c \
-	tests/scenario/scenario.h
+	tests/scenario/comms.c tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c \
+	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c \
+	tests/scenario/scenario.h tests/scenario/parse.h tests/scenario/job.h
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
@@ -52,8 +53,10 @@ tests_json_expect_LDADD = $(CJSON_LIBS)
 ## Unit tests (Check)
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(PTHREAD_CFLAGS)
 UNIT_LIBS = $(CHECK_LIBS) $(PTHREAD_LIBS)
-check_PROGRAMS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze
-TESTS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze
+check_PROGRAMS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze \
+	tests/unit/check_waits
+TESTS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze \
+	tests/unit/check_waits
 tests_unit_check_frz_SOURCES = tests/unit/check_frz.c
 tests_unit_check_frz_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
 tests_unit_check_frz_LDADD = formats/libfrz.la $(UNIT_LIBS) $(ZSTD_LIBS)
@@ -63,9 +66,12 @@ tests_unit_check_ring_LDADD = formats/libfrz.la $(UNIT_LIBS)
 tests_unit_check_identity_SOURCES = tests/unit/check_identity.c librecorder/identity.c librecorder/identity.h
 tests_unit_check_identity_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_check_identity_LDADD = $(UNIT_LIBS)
-tests_unit_check_analyze_SOURCES = tests/unit/check_analyze.c
+tests_unit_check_analyze_SOURCES = tests/unit/check_analyze.c tests/unit/synth_job.c tests/unit/synth_job.h
 tests_unit_check_analyze_CFLAGS = $(UNIT_CFLAGS) $(CJSON_CFLAGS) -I$(top_srcdir)/fr-analyze/libanalyze
 tests_unit_check_analyze_LDADD = fr-analyze/libanalyze.la formats/libfrz.la $(UNIT_LIBS) $(CJSON_LIBS)
+tests_unit_check_waits_SOURCES = tests/unit/check_waits.c tests/unit/synth_job.c tests/unit/synth_job.h
+tests_unit_check_waits_CFLAGS = $(tests_unit_check_analyze_CFLAGS)
+tests_unit_check_waits_LDADD = $(tests_unit_check_analyze_LDADD)
 
 ## The simulator's data path: 4 forked ranks check every collective's result.
 check_PROGRAMS += tests/sim/check_sim
@@ -142,7 +148,8 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh tests/e2e/recorder-frames.sh \
 	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh tests/e2e/recorder-faults.sh \
 	tests/e2e/recorder-sigstop.sh tests/e2e/recorder-dump-dir.sh tests/e2e/valgrind-tools.sh \
-	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh
+	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh \
+	tests/e2e/scenario-lifecycle.sh tests/e2e/scenario-init-waits.sh
 TESTS += $(E2E_TESTS)
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
 # stress (blocked, masked and many threads, hundreds of dumps); Python stacks

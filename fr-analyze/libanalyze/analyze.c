@@ -365,6 +365,12 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
   int64_t s = last + 1;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
+    if (m->absent) { /* never called the creation: seq 0 not reached */
+      m->state = FA_MEMBER_LAGGING;
+      c->nlagging++;
+      c->nno_dump--;
+      continue;
+    }
     if (m->rank < 0 || m->counters_unknown) continue;
     const frz_record *at = fa_member_record(a, m, (uint64_t)s);
     if (m->last_enqueued < s) {
@@ -396,6 +402,12 @@ int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l)
   return 0;
 }
 
+int32_t fa_member_node(const fa_analysis *a, const fa_member *m)
+{
+  if (m->rank >= 0) return m->rank;
+  return m->absent ? fa_find_rank(a, m->global_rank) : -1;
+}
+
 int fa_member_blamed(const fa_comm *c, const fa_member *m)
 {
   if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
@@ -415,7 +427,8 @@ static int exact_link(const fa_comm *c, int32_t src, int32_t dst)
 int fa_ring_links(fa_analysis *a, fa_comm *c)
 {
   int32_t idx = (int32_t)(c - a->comms);
-  if (!c->stuck || c->nahead || c->size < 2 || !c->nwaiting) return 0;
+  /* a comm that never formed has no links yet */
+  if (!c->stuck || c->nahead || c->size < 2 || !c->nwaiting || c->unformed) return 0;
   uint32_t cap = c->nlinks;
   int32_t n = c->size;
   for (int32_t l = 0; l < n; l++) {

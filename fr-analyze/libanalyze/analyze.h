@@ -108,6 +108,13 @@ typedef struct fa_member {
                               unfinished op of another comm (it enqueued the stuck op) */
   uint8_t counters_unknown; /* PyTorch dump: its counters of this comm say nothing (no pg_id
                               for the group, or pg_status counting p2p ops): never blamed */
+  uint8_t absent;          /* no dump claims this comm rank of a comm that never formed, and
+                              global_rank is a rank whose dump holds no record of the comm: it
+                              never called the comm's creation (lagging; rank stays -1) */
+  int32_t *cand;           /* comm rank of a comm that never formed, claimed by no dump, whose
+                              rank the evidence does not fix: the global ranks it may be (each
+                              dumped without a record of the comm, or left no dump), sorted */
+  uint32_t ncand;
 } fa_member;
 
 /* Fields of a collective that must agree across members. */
@@ -192,6 +199,12 @@ typedef struct fa_comm {
   uint64_t stuck_seq;
   uint32_t nwaiting, nlagging, nno_dump, npassed, nahead, nunfinished;
   uint32_t nunknown;         /* members whose counters a PyTorch dump cannot give */
+  uint8_t unformed;          /* it never formed: no member completed its creation (seq 0) and
+                                some member's creation call had not returned */
+  uint32_t nabsent;          /* members that never called its creation (fa_member.absent) */
+  uint32_t instance, ninstances; /* ninstances > 1: its id is claimed by that many groups of
+                                ranks (one unique id used to create several comms); this is
+                                group `instance` (0 first created); comms sorted by (id, instance) */
   int64_t beyond_seq;        /* with unfinished members: the first seq the members that completed
                                 the stuck op wait in (they went on), -1 none; members that
                                 never enqueued it are where those waits start */
@@ -220,6 +233,8 @@ typedef struct fa_wait_step {
   int32_t rank;         /* global rank of the waiting member */
   uint64_t seq;
   int32_t waits_for;    /* global rank it waits for */
+  uint8_t uncertain;    /* waits_for is one of several ranks the awaited comm rank may be (of a
+                           comm that never formed): every one of them waits for good too */
 } fa_wait_step;
 
 /* Ranks, as a sorted array of global ranks. */
@@ -273,6 +288,9 @@ typedef struct fa_verdict {
   uint32_t ncycle;
   fa_straggler *stragglers;  /* consistently late ranks, latest first */
   uint32_t nstragglers;
+  int32_t *shared;           /* comms (indexes, instance 0) whose id several groups of ranks claim:
+                                one unique id used to create several comms; a finding */
+  uint32_t nshared;
   fa_ranks progressed;       /* ranks whose later frames show progress */
   uint8_t frames_progress;   /* several frames, and every rank with several progressed */
 } fa_verdict;

@@ -44,6 +44,15 @@ void fa_parallel_for(uint32_t n, void (*fn)(void *ctx, uint32_t i), void *ctx);
 
 /* Steps of fa_run, in order. */
 int fa_model_build(fa_analysis *a);        /* model.c: ranks, comms, members */
+/* absent.c: the members of comms that never formed that never called the
+ * creation (fa_member.absent, .cand; fa_comm.unformed, .nabsent). */
+int fa_absent_members(fa_analysis *a);
+/* instances.c: the claims of one comm id (n claims: frame, entry, global
+ * rank, sorted by global rank) split into the groups that each made a comm
+ * of that id: inst[i] for each claim, *ninst groups (1: no conflict).
+ * 0 or -1. */
+int fa_claim_instances(const fa_analysis *a, const uint32_t *frame, const uint32_t *entry,
+                       const int32_t *g, uint32_t n, uint32_t *inst, uint32_t *ninst);
 int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles */
 int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergence */
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
@@ -55,6 +64,9 @@ int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l);
  * waits for): lagging members, or when there are none, members without a
  * dump? */
 int fa_member_blamed(const fa_comm *c, const fa_member *m);
+/* The rank (index into a->ranks) of member m: its dump's, or for a member
+ * that never called the comm's creation, its global rank's; -1 none. */
+int32_t fa_member_node(const fa_analysis *a, const fa_member *m);
 int fa_frames_progress(fa_analysis *a);    /* straggler.c: progress between frames */
 int fa_stragglers(fa_analysis *a);         /* straggler.c: clock skew, late ranks */
 /* Did some member of c complete more of c in its latest frame than in its
@@ -100,6 +112,9 @@ int fa_wgraph_roots(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out, uin
 /* A cycle of waits that starts nowhere (a deadlock), as steps; *out NULL
  * when there is none.  0 or -1. */
 int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out, uint32_t *n);
+/* The global ranks that wait for good (every wait of theirs leads into a
+ * cycle, whatever the uncertain comm ranks are), sorted.  0 or -1. */
+int fa_wgraph_stuck(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out);
 
 /* Is op a comm teardown (CommDestroy, CommFinalize, CommAbort)? */
 static inline int fa_is_teardown(unsigned op)

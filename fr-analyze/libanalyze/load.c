@@ -28,6 +28,7 @@ fa_analysis *fa_new(void)
 
 static void free_comm(fa_comm *c)
 {
+  for (int32_t r = 0; c->members && r < c->size; r++) free(c->members[r].cand);
   free(c->members);
   free(c->mismatch.groups);
   free(c->mismatch.members);
@@ -66,6 +67,7 @@ void fa_free(fa_analysis *a)
   fa_ranks_free(&v->ahead);
   free(v->links);
   free(v->cycle);
+  free(v->shared);
   free(v->stragglers);
   fa_ranks_free(&v->progressed);
   free(a->hosts);

@@ -182,8 +182,22 @@ static int build_ranks(fa_analysis *a)
 
 /* ---- per-frame record indexes ------------------------------------------------ */
 
+/* One (comm id, comm rank) of a frame's comm table: a process may hold
+ * several comm ranks of one comm (ncclCommInitAll), one entry each. */
+typedef struct id_unit {
+  uint64_t id;
+  int32_t rank;
+  uint32_t group;    /* the comm's first unit */
+  uint32_t end;      /* (at a group's first unit) one past the comm's last unit */
+  uint32_t nshared;  /* (at a group's first unit) records of the comm every unit sees */
+  uint32_t nown;     /* (at a group's first unit) records of one of its several units */
+  int split;         /* (at a group's first unit) its units have slices of their own */
+  fa_slice coll, p2p;
+} id_unit;
+
 typedef struct id_entry {
   uint64_t id;
+  int32_t rank;
   uint32_t entry;
 } id_entry;
 
@@ -191,19 +205,37 @@ static int cmp_id_entry(const void *x, const void *y)
 {
   const id_entry *a = x, *b = y;
   if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
   return (a->entry > b->entry) - (a->entry < b->entry);
 }
 
-/* The comms[] entry of comm `id` in a sorted map, or -1. */
-static int64_t find_entry(const id_entry *map, uint32_t n, uint64_t id)
+/* The first unit at or after (id, rank) in units sorted by (id, rank). */
+static uint32_t unit_bound(const id_unit *u, uint32_t n, uint64_t id, int64_t rank)
 {
   uint32_t lo = 0, hi = n;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (map[mid].id < id) lo = mid + 1;
+    if (u[mid].id < id || (u[mid].id == id && u[mid].rank < rank)) lo = mid + 1;
     else hi = mid;
   }
-  return lo < n && map[lo].id == id ? (int64_t)map[lo].entry : -1;
+  return lo;
+}
+
+/* The unit a record belongs to, or UINT32_MAX (its comm is not in the
+ * table); *shared: every unit of its comm sees it (the comm has several and
+ * the record names none of them: comm rank -1, from before frz 1.3). */
+static uint32_t record_unit(const id_unit *u, uint32_t n, const frz_record *r, int *shared)
+{
+  uint32_t g = unit_bound(u, n, r->comm_id, INT32_MIN);
+  *shared = 0;
+  if (g == n || u[g].id != r->comm_id) return UINT32_MAX;
+  if (g + 1 == n || u[g + 1].id != r->comm_id) return g; /* the comm's one unit */
+  if (r->comm_rank >= 0) {
+    uint32_t k = unit_bound(u, n, r->comm_id, r->comm_rank);
+    if (k < n && u[k].id == r->comm_id && u[k].rank == r->comm_rank) return k;
+  }
+  *shared = 1;
+  return g;
 }
 
 static int cmp_rec_seq(const void *x, const void *y, void *ctx)
@@ -222,75 +254,109 @@ static unsigned rec_kind(const frz_record *r)
 
 /* Index a frame's records by comm entry: collective/lifecycle records in seq
  * order, p2p records in record order.  Linear apart from the map lookups.
+ * A process holding several comm ranks of one comm has an entry per rank:
+ * a record goes to the entry of its comm_rank; a record without one (comm
+ * rank -1, dumps before frz 1.3, or a rank no entry has) to every entry of
+ * its comm, and so do all of a comm's records when copying those to each
+ * entry would cost more than the frame's record count (the entries then
+ * share one slice, as before 1.3).  Entries of one (comm, rank) share one.
  * *orphans: records naming a comm missing from the comm table.  Touches
  * only f (frames are indexed in parallel). */
 static int index_frame(fa_frame *f, uint64_t *orphans_out)
 {
   const frz_dump *d = &f->dump;
-  uint32_t nc = d->ncomms, nr = (uint32_t)d->nrecords;
+  uint32_t nc = d->ncomms, nr = (uint32_t)d->nrecords, nu = 0;
   id_entry *map = malloc((nc ? nc : 1) * sizeof *map);
-  uint32_t *ent = malloc((nr ? nr : 1) * sizeof *ent); /* per record: slot, or UINT32_MAX */
+  id_unit *u = calloc(nc ? nc : 1, sizeof *u);
+  uint32_t *eu = malloc((nc ? nc : 1) * sizeof *eu);   /* per entry: its unit */
+  uint32_t *ru = malloc((nr ? nr : 1) * sizeof *ru);   /* per record: its unit, or UINT32_MAX */
+  uint8_t *rs = malloc(nr ? nr : 1);                   /* per record: shared by its comm's units */
   f->coll = calloc(nc ? nc : 1, sizeof *f->coll);
   f->p2p = calloc(nc ? nc : 1, sizeof *f->p2p);
   int rc = -1;
-  if (!map || !ent || !f->coll || !f->p2p) goto out;
-  for (uint32_t i = 0; i < nc; i++) {
-    map[i].id = d->comms[i].comm_id;
-    map[i].entry = i;
-  }
+  if (!map || !u || !eu || !ru || !rs || !f->coll || !f->p2p) goto out;
+  for (uint32_t i = 0; i < nc; i++) map[i] = (id_entry){d->comms[i].comm_id, d->comms[i].rank, i};
   qsort(map, nc, sizeof *map, cmp_id_entry);
-  /* slots: 2*entry for collectives, 2*entry+1 for p2p */
-  uint32_t *count = calloc(2 * (size_t)(nc ? nc : 1) + 1, sizeof *count);
-  if (!count) goto out;
+  for (uint32_t i = 0; i < nc; i++) {
+    if (!nu || u[nu - 1].id != map[i].id || u[nu - 1].rank != map[i].rank) {
+      u[nu] = (id_unit){.id = map[i].id, .rank = map[i].rank};
+      u[nu].group = nu && u[nu - 1].id == map[i].id ? u[nu - 1].group : nu;
+      u[u[nu].group].end = nu + 1;
+      nu++;
+    }
+    eu[map[i].entry] = nu - 1;
+  }
   uint64_t orphans = 0;
   for (uint32_t i = 0; i < nr; i++) {
     const frz_record *r = &d->records[i];
     unsigned k = rec_kind(r);
-    ent[i] = UINT32_MAX;
+    int shared = 0;
+    ru[i] = UINT32_MAX;
     if (k != FRZ_KIND_COLL && k != FRZ_KIND_LIFE && k != FRZ_KIND_P2P) continue;
-    int64_t e = find_entry(map, nc, r->comm_id);
-    if (e < 0) {
-      orphans++;
-      continue;
+    ru[i] = record_unit(u, nu, r, &shared);
+    rs[i] = (uint8_t)shared;
+    if (ru[i] == UINT32_MAX) orphans++;
+    else if (shared) u[ru[i]].nshared++;
+    else if (u[u[ru[i]].group].end - u[ru[i]].group > 1)
+      u[u[ru[i]].group].nown++;
+  }
+  /* split the comms with several units whose records say whose they are,
+   * while the copies of their shared records fit in the budget */
+  uint64_t budget = nr, total = 0;
+  for (uint32_t g = 0; g < nu; g++) {
+    if (u[g].group != g || !u[g].nown) continue;
+    uint64_t copies = (uint64_t)(u[g].end - g - 1) * u[g].nshared;
+    if (copies > budget) continue;
+    budget -= copies;
+    u[g].split = 1;
+  }
+  /* slice lengths, then starts, then the records into them */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) {
+      for (uint32_t k = 0; k < nu; k++) {
+        u[k].coll.start = (uint32_t)total;
+        total += u[k].coll.len;
+        u[k].p2p.start = (uint32_t)total;
+        total += u[k].p2p.len;
+        u[k].coll.len = u[k].p2p.len = 0;
+      }
+      if (total > UINT32_MAX) goto out;
+      f->idx = malloc((total ? total : 1) * sizeof *f->idx);
+      if (!f->idx) goto out;
     }
-    ent[i] = 2 * (uint32_t)e + (k == FRZ_KIND_P2P);
-    count[ent[i]]++;
+    for (uint32_t i = 0; i < nr; i++) {
+      if (ru[i] == UINT32_MAX) continue;
+      int p2p = rec_kind(&d->records[i]) == FRZ_KIND_P2P;
+      uint32_t g = u[ru[i]].group, lo = u[g].split ? ru[i] : g;
+      uint32_t hi = u[g].split && rs[i] ? u[g].end : lo + 1;
+      for (uint32_t k = lo; k < hi; k++) {
+        fa_slice *sl = p2p ? &u[k].p2p : &u[k].coll;
+        if (pass) f->idx[sl->start + sl->len] = i;
+        sl->len++;
+      }
+    }
   }
-  uint32_t total = 0;
-  for (uint32_t s = 0; s < 2 * nc; s++) {
-    fa_slice *sl = (s & 1) ? &f->p2p[s / 2] : &f->coll[s / 2];
-    sl->start = total;
-    sl->len = 0;
-    total += count[s];
-  }
-  free(count);
-  f->idx = malloc((total ? total : 1) * sizeof *f->idx);
-  if (!f->idx) goto out;
-  for (uint32_t i = 0; i < nr; i++) {
-    if (ent[i] == UINT32_MAX) continue;
-    fa_slice *sl = (ent[i] & 1) ? &f->p2p[ent[i] / 2] : &f->coll[ent[i] / 2];
-    f->idx[sl->start + sl->len++] = i;
-  }
-  for (uint32_t e = 0; e < nc; e++) {
-    fa_slice *sl = &f->coll[e];
-    for (uint32_t k = 1; k < sl->len; k++)
-      if (d->records[f->idx[sl->start + k]].seq < d->records[f->idx[sl->start + k - 1]].seq) {
+  for (uint32_t k = 0; k < nu; k++) {
+    fa_slice *sl = &u[k].coll;
+    for (uint32_t j = 1; j < sl->len; j++)
+      if (d->records[f->idx[sl->start + j]].seq < d->records[f->idx[sl->start + j - 1]].seq) {
         qsort_r(f->idx + sl->start, sl->len, sizeof *f->idx, cmp_rec_seq, d->records);
         break;
       }
   }
-  /* a process holding several comm ranks of one comm: records carry only the
-   * comm id, so every such entry sees the same records */
-  for (uint32_t i = 1; i < nc; i++)
-    if (map[i].id == map[i - 1].id) {
-      f->coll[map[i].entry] = f->coll[map[i - 1].entry];
-      f->p2p[map[i].entry] = f->p2p[map[i - 1].entry];
-    }
+  for (uint32_t e = 0; e < nc; e++) {
+    const id_unit *x = &u[eu[e]], *own = u[x->group].split ? x : &u[x->group];
+    f->coll[e] = own->coll;
+    f->p2p[e] = own->p2p;
+  }
   *orphans_out = orphans;
   rc = 0;
 out:
   free(map);
-  free(ent);
+  free(u);
+  free(eu);
+  free(ru);
+  free(rs);
   return rc;
 }
 
@@ -367,7 +433,7 @@ static void fill_member(const fa_analysis *a, fa_member *m)
     for (uint32_t k = 0; k < sl->len; k++) {
       const frz_record *r = &f->dump.records[f->idx[sl->start + k]];
       if ((r->flags & FRZ_RF_NO_TRACKING) && r->state != FRZ_STATE_COMPLETED &&
-          r->state != FRZ_STATE_FAILED)
+          r->state != FRZ_STATE_FAILED && !(rec_kind(r) == FRZ_KIND_LIFE && (r->flags & FRZ_RF_IN_CALL)))
         untracked++;
     }
     if (untracked == sl->len) m->tracked = 0;
@@ -541,6 +607,47 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
   return 0;
 }
 
+/* The comms of one id from its n claims: one, or one per group of ranks
+ * that created a comm of that id (instances.c).  0, or -1 out of memory. */
+static int build_instances(fa_analysis *a, const claim *cl, uint32_t n, uint32_t *cap)
+{
+  uint32_t *fr = malloc(n * sizeof *fr), *en = malloc(n * sizeof *en), *inst = malloc(n * sizeof *inst);
+  int32_t *g = malloc(n * sizeof *g);
+  claim *sub = malloc(n * sizeof *sub);
+  uint32_t ninst = 1;
+  int rc = -1;
+  if (!fr || !en || !inst || !g || !sub) goto out;
+  for (uint32_t i = 0; i < n; i++) {
+    fr[i] = cl[i].frame;
+    en[i] = cl[i].entry;
+    g[i] = cl[i].g;
+  }
+  if (fa_claim_instances(a, fr, en, g, n, inst, &ninst)) goto out;
+  rc = 0;
+  for (uint32_t k = 0; k < ninst && rc >= 0; k++) {
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (inst[i] == k) sub[m++] = cl[i];
+    if (fa_grow(&a->comms, cap, a->ncomms + 1, sizeof *a->comms)) {
+      rc = -1;
+      break;
+    }
+    rc = build_comm(a, sub, m, &a->comms[a->ncomms]);
+    if (rc == 0) {
+      a->comms[a->ncomms].instance = k;
+      a->comms[a->ncomms].ninstances = ninst;
+      a->ncomms++;
+    }
+  }
+out:
+  free(fr);
+  free(en);
+  free(inst);
+  free(g);
+  free(sub);
+  return rc < 0 ? -1 : 0;
+}
+
 /* Communicators from the comm tables of every rank's latest frame. */
 static int build_comms(fa_analysis *a)
 {
@@ -562,12 +669,7 @@ static int build_comms(fa_analysis *a)
   for (size_t i = 0; i < total && rc >= 0;) {
     size_t j = i;
     while (j < total && cl[j].id == cl[i].id) j++;
-    if (fa_grow(&a->comms, &cap, a->ncomms + 1, sizeof *a->comms)) {
-      rc = -1;
-      break;
-    }
-    rc = build_comm(a, cl + i, (uint32_t)(j - i), &a->comms[a->ncomms]);
-    if (rc == 0) a->ncomms++;
+    rc = build_instances(a, cl + i, (uint32_t)(j - i), &cap);
     i = j;
   }
   free(cl);
@@ -656,5 +758,5 @@ int fa_model_build(fa_analysis *a)
   if (choose_job(a) || order_frames(a) || build_ranks(a) || index_frames(a)) return -1;
   if (build_comms(a) || find_missing(a)) return -1;
   name_the_missing(a);
-  return 0;
+  return fa_absent_members(a);
 }

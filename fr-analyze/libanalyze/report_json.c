@@ -233,6 +233,7 @@ static cJSON *cycle_arr(jctx *j)
     }
     add(j, o, "rank", opt(j, s->rank));
     add(j, o, "waits_for", opt(j, s->waits_for));
+    if (s->uncertain) add(j, o, "waits_for_uncertain", chk(j, cJSON_CreateTrue()));
     push(j, arr, o);
   }
   return arr;
@@ -297,6 +298,31 @@ static cJSON *roots_arr(jctx *j)
   return arr;
 }
 
+/* [{"comm": id, "groups": [[ranks], ...]}] for each id several groups made a comm of */
+static cJSON *shared_arr(jctx *j)
+{
+  const fa_analysis *a = j->a;
+  cJSON *arr = chk(j, cJSON_CreateArray());
+  for (uint32_t i = 0; arr && i < a->verdict.nshared; i++) {
+    const fa_comm *c = &a->comms[a->verdict.shared[i]];
+    cJSON *o = chk(j, cJSON_CreateObject()), *gs = chk(j, cJSON_CreateArray());
+    add(j, o, "comm", hex(j, c->id));
+    for (uint32_t k = 0; gs && k < c->ninstances; k++) {
+      const fa_comm *ck = c + k;
+      fa_ranks r = {NULL, 0};
+      uint32_t cap = 0;
+      for (int32_t q = 0; q < ck->size; q++)
+        if (ck->members[q].rank >= 0 && fa_ranks_push(&r, &cap, ck->members[q].global_rank)) j->ok = 0;
+      fa_ranks_sort(&r);
+      push(j, gs, ranks(j, &r));
+      fa_ranks_free(&r);
+    }
+    add(j, o, "groups", gs);
+    push(j, arr, o);
+  }
+  return arr;
+}
+
 static cJSON *verdict_obj(jctx *j)
 {
   const fa_analysis *a = j->a;
@@ -322,6 +348,7 @@ static cJSON *verdict_obj(jctx *j)
       mismatch_obj(j, v->mismatch_comm >= 0 ? &a->comms[v->mismatch_comm] : NULL, 1));
   add(j, o, "cycle", cycle_arr(j));
   add(j, o, "stragglers", stragglers_arr(j));
+  add(j, o, "shared_ids", shared_arr(j));
   add(j, o, "progressed_ranks", ranks(j, &v->progressed));
   add(j, o, "frames_progress", chk(j, cJSON_CreateBool(v->frames_progress)));
   add(j, o, "stacks", chk(j, fa_stacks_verdict_json(a)));
@@ -343,6 +370,11 @@ static cJSON *member_obj(jctx *j, const fa_member *m)
   add(j, o, "completion_tracked", chk(j, cJSON_CreateBool(m->rank >= 0 && m->tracked)));
   if (m->counters_unknown) add(j, o, "counters_unknown", chk(j, cJSON_CreateTrue()));
   if (m->behind) add(j, o, "behind_on_stream", chk(j, cJSON_CreateTrue()));
+  if (m->absent) add(j, o, "never_joined", chk(j, cJSON_CreateTrue()));
+  if (m->ncand) {
+    fa_ranks r = {m->cand, m->ncand};
+    add(j, o, "may_be_ranks", ranks(j, &r));
+  }
   return o;
 }
 
@@ -363,6 +395,11 @@ static cJSON *comm_obj(jctx *j, const fa_comm *c)
     add(j, o, "pg", chk(j, cJSON_CreateNull()));
   }
   add(j, o, "dumps", num(j, c->npresent));
+  add(j, o, "never_formed", chk(j, cJSON_CreateBool(c->unformed)));
+  if (c->ninstances > 1) {
+    add(j, o, "instance", num(j, c->instance));
+    add(j, o, "instances", num(j, c->ninstances));
+  }
   add(j, o, "completion_tracked", chk(j, cJSON_CreateBool(c->tracked)));
   add(j, o, "seq_lo", opt(j, c->seq_lo));
   add(j, o, "seq_hi", opt(j, c->seq_hi));

@@ -63,6 +63,41 @@ static void roots_where(FILE *o, const fa_analysis *a)
   (void)any;
 }
 
+/* The comm ranks of a comm that never formed: who arrived in its creation
+ * call, who did not, and what the ones no dump places may be. */
+static int unformed_text(FILE *o, const fa_comm *c)
+{
+  char buf[200];
+  fa_ranks in = {NULL, 0}, out = {NULL, 0};
+  uint32_t cap_i = 0, cap_o = 0, nout = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank >= 0 && fa_ranks_push(&in, &cap_i, r)) goto oom;
+    if (m->rank < 0 && fa_ranks_push(&out, &cap_o, r)) goto oom;
+  }
+  fprintf(o, "    never formed:   comm rank%s %s arrived in its creation", in.n == 1 ? "" : "s",
+          fa_format_ranks(in.v, in.n, buf, sizeof buf));
+  fprintf(o, "; comm rank%s %s did not\n", out.n == 1 ? "" : "s", fa_format_ranks(out.v, out.n, buf, sizeof buf));
+  for (int32_t r = 0; r < c->size && nout < 8; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank >= 0) continue;
+    nout++;
+    if (m->global_rank >= 0)
+      fprintf(o, "      comm rank %d: rank %d%s\n", r, m->global_rank,
+              m->absent ? ", whose dump holds no record of the comm" : ", no dump");
+    else if (m->ncand)
+      fprintf(o, "      comm rank %d: one of ranks %s (not placed by the evidence)\n", r,
+              fa_format_ranks(m->cand, m->ncand, buf, sizeof buf));
+  }
+  fa_ranks_free(&in);
+  fa_ranks_free(&out);
+  return 0;
+oom:
+  fa_ranks_free(&in);
+  fa_ranks_free(&out);
+  return -1;
+}
+
 /* " (1048576 x float32, sum)" for a collective record. */
 static int op_args(FILE *o, const frz_record *r)
 {
@@ -289,7 +324,11 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     fprintf(o, " waiting %s", rset(&w, buf));
 
     fprintf(o, "; missing %s", rset(&m, buf));
-    if (c->nno_dump) fprintf(o, " (%u no dump)", c->nno_dump);
+    uint32_t placed_not = 0; /* of a comm that never formed, comm ranks not placed */
+    for (int32_t q = 0; c->unformed && q < c->size; q++)
+      placed_not += c->members[q].state == FA_MEMBER_NO_DUMP && c->members[q].ncand;
+    if (c->nno_dump > placed_not) fprintf(o, " (%u no dump)", c->nno_dump - placed_not);
+    if (placed_not) fprintf(o, " (%u comm rank%s never arrived, rank not known)", placed_not, placed_not == 1 ? "" : "s");
     if (c->nunfinished) { /* their own work never finished: on a line of its own */
       fa_ranks u;
       if (fa_comm_ranks(c, FA_MEMBER_UNFINISHED, &u)) return -1;
@@ -313,9 +352,9 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
   if (v->ncycle) {
     fputs("  cycle:          ", o);
     for (uint32_t i = 0; i < v->ncycle; i++)
-      fprintf(o, "%s%d -[%s seq %llu]-> %d", i ? ",\n                  " : "", v->cycle[i].rank,
+      fprintf(o, "%s%d -[%s seq %llu]-> %d%s", i ? ",\n                  " : "", v->cycle[i].rank,
               fa_hex(a->comms[v->cycle[i].comm].id, hex), (unsigned long long)v->cycle[i].seq,
-              v->cycle[i].waits_for);
+              v->cycle[i].waits_for, v->cycle[i].uncertain ? "?" : "");
     fputc('\n', o);
   }
   fputs("  mismatch:       ", o);
@@ -327,6 +366,21 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     if (mismatch_text(o, mc, "                  ")) return -1;
   } else {
     fputs("none\n", o);
+  }
+  for (uint32_t i = 0; i < v->nshared && i < 4; i++) {
+    const fa_comm *sc = &a->comms[v->shared[i]];
+    fprintf(o, "  shared id:      comm %s made by %u groups:", fa_hex(sc->id, hex), sc->ninstances);
+    for (uint32_t k = 0; k < sc->ninstances; k++) {
+      const fa_comm *ck = &a->comms[v->shared[i] + (int32_t)k];
+      fa_ranks r = {NULL, 0};
+      uint32_t cap = 0;
+      for (int32_t q = 0; q < ck->size; q++)
+        if (ck->members[q].rank >= 0 && fa_ranks_push(&r, &cap, ck->members[q].global_rank)) return -1;
+      fa_ranks_sort(&r);
+      fprintf(o, "%s ranks %s", k ? ";" : "", rset(&r, buf));
+      fa_ranks_free(&r);
+    }
+    fputc('\n', o);
   }
   if (v->nstragglers) stragglers_line(o, v);
   if (fa_stacks_verdict_text(o, a)) return -1;
@@ -422,9 +476,10 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
       uint32_t unknown = 0;
       for (int32_t r = 0; r < c->size; r++)
         if (c->members[r].state == FA_MEMBER_NO_DUMP && c->members[r].global_rank < 0) unknown++;
-      if (unknown) fprintf(o, "      %u member(s) without a dump of unknown global rank\n", unknown);
+      if (unknown && !c->unformed) fprintf(o, "      %u member(s) without a dump of unknown global rank\n", unknown);
     }
-    if (c->nlagging) {
+    if (c->unformed && unformed_text(o, c)) return -1;
+    if (c->nlagging && !c->unformed) {
       fputs("    lagging members got as far as:\n", o);
       if (lagging_text(o, c)) return -1;
     }

@@ -53,6 +53,62 @@ static const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len)
   return buf;
 }
 
+/* Does some process hold several comm ranks of c (CommInitAll)? */
+static int several_per_process(const fa_comm *c)
+{
+  for (int32_t r = 0; r < c->size; r++)
+    for (int32_t q = r + 1; q < c->size && q < r + 64; q++)
+      if (c->members[r].rank >= 0 && c->members[r].rank == c->members[q].rank) return 1;
+  return 0;
+}
+
+/* "comm ranks 0 (device 0), 2 (device 2) of rank 0" for c's members in
+ * state s (at most 4 named). */
+static const char *comm_ranks_phrase(const fa_analysis *a, const fa_comm *c, fa_member_state s, char *buf,
+                                     size_t len)
+{
+  size_t at = 0;
+  uint32_t n = 0;
+  int32_t g = -2;
+  buf[0] = '\0';
+  for (int32_t r = 0; r < c->size; r++) n += c->members[r].state == s;
+  at += (size_t)snprintf(buf, len, "comm rank%s ", n == 1 ? "" : "s");
+  uint32_t k = 0;
+  for (int32_t r = 0; r < c->size && at < len; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != s) continue;
+    if (k == 4) {
+      at += (size_t)snprintf(buf + at, len - at, ", ...");
+      break;
+    }
+    const frz_comm *fc = fa_member_comm(a, m);
+    if (fc && fc->cuda_device >= 0)
+      at += (size_t)snprintf(buf + at, len - at, "%s%d (device %d)", k ? ", " : "", r, fc->cuda_device);
+    else
+      at += (size_t)snprintf(buf + at, len - at, "%s%d", k ? ", " : "", r);
+    g = g == -2 || g == m->global_rank ? m->global_rank : -1;
+    k++;
+  }
+  if (at < len && g >= 0) snprintf(buf + at, len - at, " of rank %d", g);
+  return buf;
+}
+
+/* "comm rank 1, one of ranks 1-2, which never called its creation" for
+ * the unplaced members of a comm that never formed; 0 when there are none. */
+static int say_candidates(const fa_comm *c, sbuf *b)
+{
+  int n = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_NO_DUMP || m->global_rank >= 0 || !m->ncand) continue;
+    char set[160];
+    fa_format_ranks(m->cand, m->ncand, set, sizeof set);
+    sb_printf(b, "%scomm rank %d (one of ranks %s)", n++ ? ", " : "", r, set);
+  }
+  if (n) sb_printf(b, ", which never called its creation (the comm never formed)");
+  return n;
+}
+
 /* "waits" after one rank, "wait" after several. */
 static const char *wait_verb(const fa_ranks *r) { return r->n == 1 ? "waits" : "wait"; }
 
@@ -254,7 +310,21 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
   } else if (c->stuck && (c->nwaiting || c->npassed)) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
-    if (c->nlagging) {
+    if (c->nlagging && several_per_process(c)) { /* CommInitAll: by comm rank and device */
+      sb_printf(b, "%s never entered %s on comm %s", comm_ranks_phrase(a, c, FA_MEMBER_LAGGING, p1, sizeof p1),
+                op, hex);
+      if (c->nwaiting)
+        sb_printf(b, "; %s %s in it", comm_ranks_phrase(a, c, FA_MEMBER_WAITING, p2, sizeof p2),
+                  c->nwaiting == 1 ? "waits" : "wait");
+    } else if (c->unformed && c->nlagging) { /* the comm never formed: who never called its creation */
+      const frz_dump *d;
+      const frz_record *r = fa_comm_record_in(a, c, c->stuck_seq, &d);
+      char nm[FRZ_PT_NAME_MAX];
+      sb_printf(b, "%s never called %s of comm %s (%d ranks, never formed); %s %s in it",
+                ranks_phrase(&v->lagging, p1, sizeof p1),
+                r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "the creation", hex, c->size,
+                ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+    } else if (c->nlagging) {
       sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
       if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
       if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
@@ -270,6 +340,8 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       if (v->lagging.n)
         sb_printf(b, "%s, which left no dump (dead, or could not write one)",
                   ranks_phrase(&v->lagging, p2, sizeof p2));
+      else if (c->unformed && say_candidates(c, b))
+        ;
       else
         sb_printf(b, "%u member(s) of unknown rank that left no dump", c->nno_dump);
     }
@@ -309,12 +381,13 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     }
     if (c->stuck) op_phrase(a, c, s->seq, op, sizeof op);
     else snprintf(op, sizeof op, "p2p seq %llu", (unsigned long long)s->seq);
+    const char *maybe = s->uncertain ? " (or another rank that never called it)" : "";
     if (i == 0)
-      sb_printf(b, "rank %d waits in %s on comm %s for rank %d", s->rank, op, fa_comm_label(c, hex, sizeof hex),
-                s->waits_for);
+      sb_printf(b, "rank %d waits in %s on comm %s for rank %d%s", s->rank, op,
+                fa_comm_label(c, hex, sizeof hex), s->waits_for, maybe);
     else
-      sb_printf(b, ", which waits in %s on comm %s for rank %d", op, fa_comm_label(c, hex, sizeof hex),
-                s->waits_for);
+      sb_printf(b, ", which waits in %s on comm %s for rank %d%s", op, fa_comm_label(c, hex, sizeof hex),
+                s->waits_for, maybe);
   }
 }
 
@@ -333,6 +406,36 @@ static void say_straggler(const fa_analysis *a, sbuf *b)
 }
 
 /* The one-sentence summary. */
+/* The global ranks of comm c's members with a dump. */
+static int members_dumped(const fa_comm *c, fa_ranks *out)
+{
+  uint32_t cap = 0;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].rank >= 0 && fa_ranks_push(out, &cap, c->members[r].global_rank)) return -1;
+  fa_ranks_sort(out);
+  return 0;
+}
+
+/* "one unique id made 2 comms 5c1f... (2 ranks): ranks 0-1, ranks 2-3" for
+ * the first shared id (and how many more). */
+static int say_shared(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  const fa_comm *c = &a->comms[v->shared[0]];
+  char hex[17], p[200];
+  sb_printf(b, "one unique id made %u comms %s (%d ranks each):", c->ninstances, fa_hex(c->id, hex), c->size);
+  for (uint32_t k = 0; k < c->ninstances && v->shared[0] + (int32_t)k < (int32_t)a->ncomms; k++) {
+    fa_ranks r = {NULL, 0};
+    if (members_dumped(&a->comms[v->shared[0] + (int32_t)k], &r)) return -1;
+    sb_printf(b, "%s %s", k ? "," : "", ranks_phrase(&r, p, sizeof p));
+    fa_ranks_free(&r);
+  }
+  sb_printf(b, " each created it from the same id (a reused store key?), so they disagree on "
+            "its members");
+  if (v->nshared > 1) sb_printf(b, "; %u more such ids", v->nshared - 1);
+  return 0;
+}
+
 int fa_verdict_summary(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
@@ -378,6 +481,10 @@ int fa_verdict_summary(fa_analysis *a)
     say_cycle(a, &b);
     break;
   case FA_STATUS_MISMATCH:
+    if (v->mismatch_comm < 0) { /* only a unique id shared by several comms */
+      if (say_shared(a, &b)) goto oom;
+      break;
+    }
     if (say_mismatch(a, &b)) goto oom;
     if (v->comm >= 0) {
       sb_printf(&b, "; then ");
@@ -397,6 +504,10 @@ int fa_verdict_summary(fa_analysis *a)
        v->status == FA_STATUS_DEADLOCK))
     sb_printf(&b, "; %s progressed between frames (slow, not hung)",
               ranks_phrase(&v->progressed, p, sizeof p));
+  if (v->nshared && !(v->status == FA_STATUS_MISMATCH && v->mismatch_comm < 0)) {
+    sb_printf(&b, "; and ");
+    if (say_shared(a, &b)) goto oom;
+  }
   sb_printf(&b, ".");
   if (b.oom) goto oom;
   v->summary = b.s;

@@ -120,10 +120,25 @@ static uint32_t waiters(const fa_comm *c)
 static int is_root(const fa_analysis *a, const fa_wgraph *g, int32_t ci, const fa_ranks *bl,
                    uint32_t unknown)
 {
-  if (a->comms[ci].nahead || (unknown && !bl->n)) return 1;
+  const fa_comm *c = &a->comms[ci];
+  /* comm ranks of a comm that never formed, which may be one of several
+   * ranks with dumps: the chain goes on when none of those is a root */
+  uint32_t placed = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->global_rank >= 0 || !m->ncand || !fa_member_blamed(c, m)) continue;
+    int none = 1;
+    for (uint32_t i = 0; i < m->ncand && none; i++) {
+      int32_t k = fa_find_rank(a, m->cand[i]);
+      none = k >= 0 && !fa_wgraph_is_root(g, k, ci);
+    }
+    placed += none;
+  }
+  unknown -= placed < unknown ? placed : unknown;
+  if (c->nahead || (unknown && !bl->n)) return 1;
   for (uint32_t i = 0; i < bl->n; i++)
     if (!fa_wgraph_is_root(g, fa_find_rank(a, bl->v[i]), ci)) return 0;
-  return 1;
+  return !(placed && !bl->n && !unknown);
 }
 
 /* Is comm x a better explanation than comm y (more waiters, larger, lower id)? */
@@ -335,11 +350,25 @@ int fa_verdict_build(fa_analysis *a)
       return -1;
     }
   }
-  fa_wgraph_free(wg);
   for (uint32_t i = 0; i < v->ahead.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
   for (uint32_t i = 0; i < v->ncycle; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->cycle[i].rank)) return -1;
+  /* a cycle through comm ranks the evidence does not place is one of
+   * several: every rank that waits for good is in one */
+  int uncertain = 0;
+  for (uint32_t i = 0; i < v->ncycle; i++) uncertain |= v->cycle[i].uncertain;
+  if (uncertain) {
+    fa_ranks st = {NULL, 0};
+    int bad = fa_wgraph_stuck(a, wg, &st);
+    for (uint32_t i = 0; !bad && i < st.n; i++) bad = fa_ranks_push(&v->root_cause, &cap_r, st.v[i]);
+    fa_ranks_free(&st);
+    if (bad) {
+      fa_wgraph_free(wg);
+      return -1;
+    }
+  }
+  fa_wgraph_free(wg);
   if (v->mismatch_comm >= 0) {
     const fa_comm *c = &a->comms[v->mismatch_comm];
     if (c->mismatch.culprit >= 0) {
@@ -371,6 +400,16 @@ int fa_verdict_build(fa_analysis *a)
   else if (slow) v->status = FA_STATUS_HEALTHY;
   else if (untracked || a->ranks_missing.n) v->status = FA_STATUS_INCONCLUSIVE;
   else v->status = FA_STATUS_HEALTHY;
+  /* one unique id, several comms: the ranks disagree on what the comm is */
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    if (a->comms[ci].ninstances < 2 || a->comms[ci].instance) continue;
+    uint32_t cap = v->nshared;
+    if (fa_grow(&v->shared, &cap, v->nshared + 1, sizeof *v->shared)) return -1;
+    v->shared[v->nshared++] = (int32_t)ci;
+  }
+  if (v->nshared && (v->status == FA_STATUS_HEALTHY || v->status == FA_STATUS_STRAGGLER ||
+                     v->status == FA_STATUS_INCONCLUSIVE))
+    v->status = FA_STATUS_MISMATCH;
   if (collect_links(a)) return -1;
   return fa_verdict_summary(a);
 }

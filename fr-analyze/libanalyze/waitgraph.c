@@ -16,6 +16,8 @@ typedef struct wedge {
   uint32_t from, to;   /* nodes */
   int32_t comm;        /* the comm of the wait */
   uint64_t seq;        /* its stuck seq, or the p2p link's seq */
+  uint8_t own;         /* hub -> rank: the awaited comm rank is of a process that waits in this
+                          comm with another comm rank (CommInitAll): its own call is missing */
 } wedge;
 
 struct fa_wgraph {
@@ -25,6 +27,8 @@ struct fa_wgraph {
   uint32_t *first;     /* nnodes + 1 offsets into e */
   uint8_t *waits;      /* per rank: it waits inside an NCCL call (a->ranks[k].wait_comm >= 0) */
   uint8_t *unfinished_hub; /* per comm: its awaited members never finished their own work */
+  uint8_t *uncertain_hub;  /* per comm: it awaits one of several ranks (a comm rank of a comm that
+                              never formed, which the evidence does not place) */
 };
 
 static int cmp_wedge(const void *x, const void *y)
@@ -55,6 +59,7 @@ void fa_wgraph_free(fa_wgraph *g)
   free(g->first);
   free(g->waits);
   free(g->unfinished_hub);
+  free(g->uncertain_hub);
   free(g);
 }
 
@@ -67,7 +72,8 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
   g->first = calloc(g->nnodes + 1, sizeof *g->first);
   g->waits = calloc(a->nranks ? a->nranks : 1, 1);
   g->unfinished_hub = calloc(a->ncomms ? a->ncomms : 1, 1);
-  if (!g->first || !g->waits || !g->unfinished_hub) goto oom;
+  g->uncertain_hub = calloc(a->ncomms ? a->ncomms : 1, 1);
+  if (!g->first || !g->waits || !g->unfinished_hub || !g->uncertain_hub) goto oom;
   for (uint32_t k = 0; k < a->nranks; k++) g->waits[k] = a->ranks[k].wait_comm >= 0;
   uint32_t cap = 0;
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
@@ -80,22 +86,37 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       int any = 0;
       for (int32_t r = 0; r < c->size; r++) {
         const fa_member *m = &c->members[r];
-        if (m->state != want || m->rank < 0) continue; /* no dump: a dead end, a root (below) */
-        if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, c->stuck_seq})) goto oom;
-        any = 1;
+        if (m->state != want) continue;
+        int32_t k = fa_member_node(a, m);
+        if (k >= 0) {
+          uint8_t own = 0;
+          for (int32_t q = 0; q < c->size && !own; q++)
+            own = c->members[q].rank == k && waits_in(&c->members[q]);
+          if (push_edge(g, &cap, (wedge){hub, (uint32_t)k, (int32_t)ci, c->stuck_seq, own})) goto oom;
+          any = 1;
+          continue;
+        }
+        any = 2; /* no dump: a dead end, a root (below) */
+        /* a comm rank that may be one of several ranks with dumps: to each
+         * (the hub is uncertain: which one is not known) */
+        int dumped = m->ncand > 0;
+        for (uint32_t i = 0; i < m->ncand; i++) dumped &= fa_find_rank(a, m->cand[i]) >= 0;
+        for (uint32_t i = 0; dumped && i < m->ncand; i++)
+          if (push_edge(g, &cap, (wedge){hub, (uint32_t)fa_find_rank(a, m->cand[i]), (int32_t)ci,
+                                         c->stuck_seq, 0}))
+            goto oom;
+        if (dumped) g->uncertain_hub[ci] = 1;
       }
-      for (int32_t r = 0; r < c->size; r++)
-        if (c->members[r].state == want && c->members[r].rank < 0) any = 2;
       /* behind unfinished members, the others wait further on for those
        * that never enqueued that seq */
       for (int32_t r = 0; c->beyond_seq >= 0 && r < c->size; r++) {
         const fa_member *m = &c->members[r];
         if (m->rank < 0 || m->state != FA_MEMBER_PASSED || m->last_enqueued >= c->beyond_seq) continue;
-        if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, (uint64_t)c->beyond_seq})) goto oom;
+        if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, (uint64_t)c->beyond_seq, 0})) goto oom;
       }
       for (int32_t r = 0; any && r < c->size; r++)
         if (waits_in(&c->members[r]) &&
-            push_edge(g, &cap, (wedge){(uint32_t)c->members[r].rank, hub, (int32_t)ci, c->stuck_seq}))
+            push_edge(g, &cap, (wedge){(uint32_t)c->members[r].rank, hub, (int32_t)ci, c->stuck_seq, 0}))
           goto oom;
     }
     for (uint32_t i = 0; i < c->nlinks; i++) {
@@ -106,7 +127,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       if (w < 0) continue;
       /* a counterpart without a dump (or of unknown rank): through the hub,
        * which then leads nowhere: a dead end, a root */
-      if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : hub, (int32_t)ci, l->seq})) goto oom;
+      if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : hub, (int32_t)ci, l->seq, 0})) goto oom;
     }
   }
   if (g->ne) qsort(g->e, g->ne, sizeof *g->e, cmp_wedge); /* e is NULL without edges */
@@ -116,6 +137,15 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
 oom:
   fa_wgraph_free(g);
   return NULL;
+}
+
+static int root_rank(const fa_wgraph *g, uint32_t k, uint32_t via);
+
+/* Does edge e lead to where a wait starts? */
+static int edge_root(const fa_wgraph *g, const wedge *e)
+{
+  if (e->to >= g->nranks) return 0;
+  return e->own || root_rank(g, e->to, e->from >= g->nranks ? e->from : UINT32_MAX);
 }
 
 /* Is rank node k where a wait starts, reached through hub node `via` (or
@@ -157,7 +187,9 @@ int fa_wgraph_roots(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out, uin
         }
         continue;
       }
-      if (root_rank(g, t, n >= g->nranks ? n : UINT32_MAX)) {
+      if (edge_root(g, &g->e[i])) {
+        /* one of several ranks the awaited comm rank may be: not blamed */
+        if (n >= g->nranks && g->uncertain_hub[n - g->nranks]) continue;
         rc = fa_ranks_push(out, &cap, a->ranks[t].global_rank);
         continue; /* the wait starts here: not followed further */
       }
@@ -186,21 +218,87 @@ int fa_wgraph_roots(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out, uin
 int fa_wgraph_is_root(const fa_wgraph *g, int32_t k, int32_t comm)
 {
   if (k < 0) return 1; /* no dump */
+  if (comm >= 0) { /* awaited there as a comm rank whose own process waits there */
+    uint32_t hub = g->nranks + (uint32_t)comm;
+    for (uint32_t i = g->first[hub]; i < g->first[hub + 1]; i++)
+      if (g->e[i].to == (uint32_t)k && g->e[i].own) return 1;
+  }
   return root_rank(g, (uint32_t)k, comm >= 0 ? g->nranks + (uint32_t)comm : UINT32_MAX);
+}
+
+/* The nodes that wait for good (stuck[]): the largest set in which every
+ * rank and every hub has a successor in the set (a wait for several
+ * members is stuck when any of them is), except that an uncertain hub
+ * stays only while every rank it may await is in the set and none is
+ * where a wait starts.  Non-empty exactly when the waits hold a cycle
+ * whatever the uncertain hubs await: a deadlock. */
+static uint8_t *stuck_nodes(const fa_wgraph *g)
+{
+  uint32_t nn = g->nnodes;
+  uint8_t *in = malloc(nn ? nn : 1);
+  uint32_t *need = calloc(nn ? nn : 1, sizeof *need);  /* successors in the set still */
+  uint32_t *rfirst = calloc(nn + 1, sizeof *rfirst), *redge = malloc((g->ne ? g->ne : 1) * sizeof *redge);
+  uint32_t *queue = malloc((nn ? nn : 1) * sizeof *queue), head = 0, tail = 0;
+  if (!in || !need || !rfirst || !redge || !queue) {
+    free(in);
+    in = NULL;
+    goto out;
+  }
+  for (uint32_t i = 0; i < g->ne; i++) rfirst[g->e[i].to + 1]++;
+  for (uint32_t v = 0; v < nn; v++) rfirst[v + 1] += rfirst[v];
+  uint32_t *fill = calloc(nn ? nn : 1, sizeof *fill);
+  if (!fill) {
+    free(in);
+    in = NULL;
+    goto out;
+  }
+  for (uint32_t i = 0; i < g->ne; i++) redge[rfirst[g->e[i].to] + fill[g->e[i].to]++] = i;
+  free(fill);
+  for (uint32_t v = 0; v < nn; v++) {
+    int uncertain = v >= g->nranks && g->uncertain_hub[v - g->nranks];
+    uint32_t ok = 0, root = 0;
+    for (uint32_t i = g->first[v]; i < g->first[v + 1]; i++) {
+      if (edge_root(g, &g->e[i])) root++;
+      else ok++;
+    }
+    in[v] = (v >= g->nranks || g->waits[v]) && ok > 0 && !(uncertain && root);
+    need[v] = uncertain ? ok : 1;
+    if (!in[v]) queue[tail++] = v;
+  }
+  /* take out what no longer has what it needs in the set */
+  while (head < tail) {
+    uint32_t t = queue[head++];
+    for (uint32_t i = rfirst[t]; i < rfirst[t + 1]; i++) {
+      uint32_t v = g->e[redge[i]].from;
+      if (!in[v] || edge_root(g, &g->e[redge[i]])) continue;
+      int uncertain = v >= g->nranks && g->uncertain_hub[v - g->nranks];
+      if (uncertain || --need[v] == 0) {
+        in[v] = 0;
+        queue[tail++] = v;
+      }
+    }
+  }
+out:
+  free(need);
+  free(rfirst);
+  free(redge);
+  free(queue);
+  return in;
 }
 
 int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out, uint32_t *n)
 {
   *out = NULL;
   *n = 0;
-  /* depth-first over the nodes: 0 new, 1 on the path, 2 done */
+  /* depth-first over the nodes that wait for good: 0 new, 1 on the path, 2 done */
   uint8_t *color = calloc(g->nnodes ? g->nnodes : 1, 1);
   uint32_t *path = malloc((g->nnodes + 1) * sizeof *path);   /* nodes */
   uint32_t *edge = malloc((g->nnodes + 1) * sizeof *edge);   /* the edge taken out of path[i] */
+  uint8_t *stuck = stuck_nodes(g);
   int rc = -1;
-  if (!color || !path || !edge) goto out;
+  if (!color || !path || !edge || !stuck) goto out;
   for (uint32_t s = 0; s < g->nranks && !*out; s++) {
-    if (color[s] || !g->waits[s]) continue;
+    if (color[s] || !g->waits[s] || !stuck[s]) continue;
     uint32_t len = 0;
     path[len] = s;
     edge[len] = g->first[s];
@@ -215,7 +313,7 @@ int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out
       }
       const wedge *e = &g->e[edge[len - 1]++];
       uint32_t t = e->to;
-      if (t < g->nranks && root_rank(g, t, v >= g->nranks ? v : UINT32_MAX)) continue;
+      if (edge_root(g, e) || !stuck[t]) continue;
       if (color[t] == 1) { /* back edge: the cycle is path[at..len) */
         uint32_t at = 0;
         while (path[at] != t) at++;
@@ -233,8 +331,10 @@ int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out
           const wedge *x = &g->e[edge[i] - 1];
           uint32_t j = i + 1 < len ? i + 1 : at, nx = i + 1 < len ? path[i + 1] : t;
           if (nx >= g->nranks) nx = g->e[edge[j] - 1].to;
+          uint32_t via = i + 1 < len ? path[i + 1] : t;
           cy[k++] = (fa_wait_step){x->comm, a->ranks[path[i]].global_rank, x->seq,
-                                   a->ranks[nx].global_rank};
+                                   a->ranks[nx].global_rank,
+                                   via >= g->nranks && g->uncertain_hub[via - g->nranks]};
         }
         *out = cy;
         *n = k;
@@ -253,5 +353,18 @@ out:
   free(color);
   free(path);
   free(edge);
+  free(stuck);
+  return rc;
+}
+
+int fa_wgraph_stuck(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out)
+{
+  uint8_t *stuck = stuck_nodes(g);
+  uint32_t cap = 0;
+  int rc = stuck ? 0 : -1;
+  for (uint32_t k = 0; stuck && k < g->nranks && rc == 0; k++)
+    if (stuck[k]) rc = fa_ranks_push(out, &cap, a->ranks[k].global_rank);
+  free(stuck);
+  fa_ranks_sort(out);
   return rc;
 }

@@ -241,7 +241,15 @@ static void fill_record(const synth_job *j, int32_t r, const call *c, uint64_t i
   o->state = c->state;
   o->peer = c->o.root;
   o->result = 0;
-  if (c->o.comm != NOCOMM) o->comm_id = synth_comm_id(j, r, c->o.comm);
+  o->comm_rank = -1;
+  o->cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
+  if (c->o.comm != NOCOMM) {
+    int32_t cr, size;
+    comm_pos(j, r, c->o.comm, &cr, &size);
+    o->comm_id = synth_comm_id(j, r, c->o.comm);
+    o->comm_rank = cr;
+    o->cuda_device = (uint8_t)(r % SYNTH_RANKS_PER_HOST);
+  }
   if (c->k < 8 && (c->k < 3 || c->k >= 5)) { /* the two groups of a step */
     o->group_id = 2 * c->step + 1 + (c->k >= 5);
     o->flags |= FRZ_RF_IN_GROUP;

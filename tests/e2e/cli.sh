@@ -80,6 +80,9 @@ golden fr-dump-rank05.txt dump-text.out
 run dump-json 0 "$FR_DUMP" --json dumps/c1/job-42-r00005-f0000.frz
 checks=$((checks + 1))
 "$FR_JSON_EXPECT" "$GOLDEN/fr-dump-rank05.expected.json" dump-json.out || fail "fr-dump --json"
+# each record says which comm rank of the process made it, on which device (frz 1.3)
+contains dump-json dump-json.out '"comm_rank":	5,'
+contains dump-json dump-json.out '"cuda_device":	1,'
 run dump-json-two 0 "$FR_DUMP" --json dumps/c1/job-42-r00004-f0000.frz dumps/c1/job-42-r00005-f0000.frz
 contains dump-json-two dump-json-two.out '"global_rank":	4'
 run analyze-text 1 "$FR_ANALYZE" dumps/c1

@@ -71,7 +71,9 @@ last=$(ls one/stop-r00002-f*.frz | tail -1)
 [ -n "$last" ] || fail "the stopped rank never dumped"
 grep -q '^trigger: *timeout' one/stop-r00002-f0000.frz.txt && fail "the stopped rank blamed its own op"
 # the largest gap between consecutive enqueue times (ms) in its last frame
-gap=$(awk '$4 == "AllReduce" { if (n++ && $11 - prev > max) max = $11 - prev; prev = $11 }
+# (the column by its header, "enqueue")
+gap=$(awk '$1 == "id" && $2 == "comm" { for (i = 1; i <= NF; i++) if ($i == "enqueue") col = i }
+           col && $4 == "AllReduce" { if (n++ && $col - prev > max) max = $col - prev; prev = $col }
            END { printf "%d", max }' "$last.txt")
 echo "the stopped rank's last frame: a gap of $gap ms between two calls"
 [ "$gap" -ge 2000 ] || fail "no gap of 2 s in the stopped rank's records (largest $gap ms)"

@@ -5,8 +5,8 @@
 # (tests/fuzz/run-fuzz.sh), for FUZZ_SECONDS seconds per target.
 FUZZ_TARGETS = frz pytorch scenario analyze
 FUZZ_FRZ_SRCS = $(filter %.c,$(formats_libfrz_la_SOURCES))
-FUZZ_SC_SRCS = tests/scenario/scenario.c tests/scenario/names.c tests/scenario/plan.c \
-	tests/scenario/expr.c
+FUZZ_SC_SRCS = tests/scenario/scenario.c tests/scenario/comms.c tests/scenario/names.c \
+	tests/scenario/plan.c tests/scenario/expr.c
 FUZZ_AN_SRCS = $(filter %.c,$(fr_analyze_libanalyze_la_SOURCES))
 
 check_PROGRAMS += tests/fuzz/fuzz_frz tests/fuzz/fuzz_pytorch tests/fuzz/fuzz_scenario \

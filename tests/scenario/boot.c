@@ -1,7 +1,9 @@
-/* boot.c — hands a communicator's ncclUniqueId from its rank 0 to the other
- * members through files in $FR_SIM_BOOTSTRAP_DIR (created by fr-launch).
- * Rank 0 writes NAME.INSTANCE.id atomically (temporary file + rename); the
- * others poll for it.  A comm of one member needs no directory. */
+/* boot.c — hands a communicator's ncclUniqueId from its maker (the rank 0
+ * of an instance) to the other members through files in
+ * $FR_SIM_BOOTSTRAP_DIR (created by fr-launch).  The maker writes
+ * NAME.INSTANCE.id atomically (temporary file + rename); the others poll
+ * for it.  A comm of one member needs no directory.  With uid=shared every
+ * instance of a comm reads the id of instance 0. */
 #include "config.h"
 
 #include <errno.h>
@@ -44,9 +46,9 @@ static int boot_read(const char *path, ncclUniqueId *id)
   return n == (ssize_t)sizeof id->internal;
 }
 
-int boot_unique_id(const char *comm, int instance, int rank, int size, ncclUniqueId *id)
+int boot_unique_id(const char *comm, int instance, int make, int local, ncclUniqueId *id)
 {
-  if (size == 1)
+  if (local)
     return ncclGetUniqueId(id) == ncclSuccess ? 0 : -1;
   const char *dir = getenv("FR_SIM_BOOTSTRAP_DIR");
   if (!dir || !*dir) {
@@ -55,7 +57,7 @@ int boot_unique_id(const char *comm, int instance, int rank, int size, ncclUniqu
   }
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/%s.%d.id", dir, comm, instance);
-  if (rank == 0) {
+  if (make) {
     if (ncclGetUniqueId(id) != ncclSuccess)
       return -1;
     if (boot_write(dir, path, id) != 0) {

@@ -5,9 +5,11 @@
  *   fr-scenario-job --print-world SCENARIO print the world size
  *   fr-scenario-job --print-env SCENARIO   print the env NAME=VALUE lines
  *   fr-scenario-job --print-time-limit SCENARIO  print time-limit (0: unset)
+ *   fr-scenario-job --print-launch SCENARIO      per-rank launcher lines
  *
  * Exit 0 after the loop; 1 when an NCCL/CUDA call fails; 2 for a bad
- * scenario or environment (message "FILE:LINE: ..." for the file).
+ * scenario or environment (message "FILE:LINE: ..." for the file).  The
+ * communicators live in lifecycle.c, the NCCL calls are made in sites.c.
  */
 #include "config.h"
 
@@ -22,29 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fr_cuda.h"
-#include "scenario.h"
+#include "job.h"
 #include "sim.h"
 
-/* Buffers of one body op, grown on demand (never freed while the stream
- * may still use them: replaced ones go to the graveyard). */
-struct job_buf {
-  CUdeviceptr send, recv;
-  size_t send_cap, recv_cap;
-};
-
-struct job {
-  struct scenario sc;
-  int grank;
-  int verbose;
-  CUstream stream;
-  ncclComm_t *comms;            /* per scenario comm; NULL when not a member */
-  struct job_buf *bufs;         /* per body op */
-  CUdeviceptr *grave;
-  int ngrave;
-};
-
-/* The effective call of one op on one rank, after faults. */
+/* The effective call of one op on one rank and device, after faults. */
 struct job_call {
   enum sc_kind kind;
   int comm;
@@ -53,7 +36,6 @@ struct job_call {
   ncclRedOp_t redop;
 };
 
-static void job_fatal(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 /* Exported (the job is linked with -rdynamic) so that the thread stacks in
  * the dumps name them. */
 void job_stop_forever(void) __attribute__((noreturn));
@@ -61,7 +43,7 @@ void job_block_in_read(void) __attribute__((noreturn));
 void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs);
 void job_step(struct job *j, int step, int *order, const struct sc_fault **fs);
 
-static void job_fatal(int status, const char *fmt, ...)
+void job_fatal(int status, const char *fmt, ...)
 {
   va_list ap;
   fputs("fr-scenario-job: ", stderr);
@@ -114,7 +96,7 @@ static void job_identity(struct job *j)
   j->grank = (int)rank;
 }
 
-static void job_nccl_check(const struct job *j, ncclResult_t rc, const char *what, int line)
+void job_nccl_check(const struct job *j, ncclResult_t rc, const char *what, int line)
 {
   if (rc != ncclSuccess)
     job_fatal(1, "rank %d: %s (%s:%d) failed: %s", j->grank, what, j->sc.file, line, ncclGetErrorString(rc));
@@ -126,49 +108,26 @@ static void job_cuda_check(const struct job *j, CUresult rc, const char *what)
     job_fatal(1, "rank %d: %s failed: CUDA error %d", j->grank, what, (int)rc);
 }
 
-/* Creates every communicator this rank belongs to, in file order. */
-static void job_make_comms(struct job *j)
+/* The host waits for every stream (the main one and the devices'). */
+static void job_sync_all(const struct job *j)
 {
-  struct scenario *sc = &j->sc;
-  int g = j->grank;
-  j->comms = calloc((size_t)sc->ncomms, sizeof *j->comms);
-  if (!j->comms)
-    job_fatal(1, "out of memory");
-  for (int i = 0; i < sc->ncomms; i++) {
-    const struct sc_comm *cm = &sc->comms[i];
-    if (cm->how == SC_COMM_SPLIT) {
-      ncclComm_t parent = j->comms[cm->parent];
-      if (!parent)
-        continue;
-      int color = cm->rank_of[g] >= 0 ? (int)cm->color_of[g] : NCCL_SPLIT_NOCOLOR;
-      job_nccl_check(j, ncclCommSplit(parent, color, (int)cm->key_of[g], &j->comms[i], NULL),
-                     "ncclCommSplit", cm->line);
-    } else if (cm->rank_of[g] >= 0) {
-      ncclUniqueId id;
-      if (boot_unique_id(cm->name, cm->inst_of[g], cm->rank_of[g], cm->size_of[g], &id) != 0)
-        job_fatal(1, "rank %d: no unique id for communicator %s", g, cm->name);
-      job_nccl_check(j, ncclCommInitRank(&j->comms[i], cm->size_of[g], id, cm->rank_of[g]),
-                     "ncclCommInitRank", cm->line);
-    }
-    if ((j->comms[i] != NULL) != (cm->rank_of[g] >= 0))
-      job_fatal(1, "rank %d: communicator %s: membership differs from the plan", g, cm->name);
-    if (j->comms[i]) {
-      int r = -1, n = -1;
-      ncclCommUserRank(j->comms[i], &r);
-      ncclCommCount(j->comms[i], &n);
-      if (r != cm->rank_of[g] || n != cm->size_of[g])
-        job_fatal(1, "rank %d: communicator %s: rank %d of %d, the plan says %d of %d",
-                  g, cm->name, r, n, cm->rank_of[g], cm->size_of[g]);
-    }
-  }
+  for (int d = 0; d < j->nstreams; d++)
+    job_cuda_check(j, cuStreamSynchronize(j->streams[d]), "cuStreamSynchronize");
+}
+
+/* This rank's rank in comm `comm` (device dev's, for an initall comm). */
+static long job_comm_rank(const struct job *j, int comm, int dev)
+{
+  const struct sc_comm *cm = &j->sc.comms[comm];
+  return cm->how == SC_COMM_INITALL ? dev : cm->rank_of[j->grank];
 }
 
 /* Evaluates an op's expression with this rank's variables in that comm;
  * a runtime error (e.g. division by zero) is a scenario error: exit 2. */
-static long job_eval(const struct job *j, const char *expr, const char *what, int comm, int line)
+static long job_eval(const struct job *j, const char *expr, const char *what, int comm, int dev, int line)
 {
   const struct sc_comm *cm = &j->sc.comms[comm];
-  struct sc_vars v = { cm->rank_of[j->grank], cm->size_of[j->grank], j->grank, j->sc.world };
+  struct sc_vars v = { job_comm_rank(j, comm, dev), cm->size_of[j->grank], j->grank, j->sc.world };
   char err[128];
   long out;
   if (sc_expr_eval(expr, &v, &out, err, sizeof err) != 0) {
@@ -178,9 +137,17 @@ static long job_eval(const struct job *j, const char *expr, const char *what, in
   return out;
 }
 
-/* The call an op makes on this rank, with the faults' changes applied. */
+/* Whether fault f applies to the whole op (dev < 0: it has no dev=) or to
+ * device dev's call (it has dev= naming dev). */
+static int job_fault_for(const struct sc_fault *f, int dev)
+{
+  return dev < 0 ? !f->has_dev : f->has_dev && sc_set_has(&f->devs, dev);
+}
+
+/* The call an op makes on this rank and device, with the faults' changes
+ * applied (those of the whole op and of that device). */
 static void job_resolve(const struct job *j, const struct sc_op *op, const struct sc_fault *const *fs, int nf,
-                        struct job_call *call)
+                        int dev, struct job_call *call)
 {
   call->kind = op->kind;
   call->comm = op->comm;
@@ -190,6 +157,8 @@ static void job_resolve(const struct job *j, const struct sc_op *op, const struc
   int line_count = op->line, line_root = op->line, line_peer = op->line;
   for (int i = 0; i < nf; i++) {
     const struct sc_fault *f = fs[i];
+    if (!job_fault_for(f, -1) && !job_fault_for(f, dev))
+      continue;
     if (f->actions & SC_F_COLL) call->kind = f->coll;
     if (f->actions & SC_F_DTYPE) call->dtype = f->dtype;
     if (f->actions & SC_F_REDOP) call->redop = f->redop;
@@ -197,24 +166,24 @@ static void job_resolve(const struct job *j, const struct sc_op *op, const struc
     if (f->actions & SC_F_ROOT) { root = f->root; line_root = f->line; }
     if (f->actions & SC_F_PEER) { peer = f->peer; line_peer = f->line; }
   }
-  call->count = job_eval(j, count, "count", call->comm, line_count);
+  call->count = job_eval(j, count, "count", call->comm, dev, line_count);
   if (call->count < 0) {
     fprintf(stderr, "%s:%d: count=%s is negative on rank %d\n", j->sc.file, line_count, count, j->grank);
     exit(2);
   }
-  call->root = job_eval(j, root, "root", call->comm, line_root);
+  call->root = job_eval(j, root, "root", call->comm, dev, line_root);
   call->peer = 0;
   if (call->kind == SC_SEND || call->kind == SC_RECV) {
     long size = j->sc.comms[call->comm].size_of[j->grank];
-    long p = job_eval(j, peer, "peer", call->comm, line_peer) % size;
+    long p = job_eval(j, peer, "peer", call->comm, dev, line_peer) % size;
     call->peer = p < 0 ? p + size : p;
   }
 }
 
-/* Makes sure op idx has buffers of at least these sizes. */
-static void job_buffers(struct job *j, int idx, size_t send_bytes, size_t recv_bytes)
+/* Makes sure op idx has buffers of at least these sizes on device dev. */
+static void job_buffers(struct job *j, int idx, int dev, size_t send_bytes, size_t recv_bytes)
 {
-  struct job_buf *b = &j->bufs[idx];
+  struct job_buf *b = &j->bufs[idx * j->nstreams + dev];
   CUdeviceptr *slots[2] = { &b->send, &b->recv };
   size_t *caps[2] = { &b->send_cap, &b->recv_cap };
   size_t need[2] = { send_bytes, recv_bytes };
@@ -234,10 +203,9 @@ static void job_buffers(struct job *j, int idx, size_t send_bytes, size_t recv_b
   }
 }
 
-/* Issues one collective or p2p call. */
-static void job_call_nccl(struct job *j, int idx, const struct sc_op *op, const struct job_call *c)
+/* Issues one collective or p2p call on device dev's handle and stream. */
+static void job_call_nccl(struct job *j, int idx, int dev, const struct sc_op *op, const struct job_call *c)
 {
-  ncclComm_t comm = j->comms[c->comm];
   size_t n = (size_t)j->sc.comms[c->comm].size_of[j->grank];
   size_t es = sc_dtype_size(c->dtype);
   size_t cnt = (size_t)c->count, one = cnt * es, all = one * n;
@@ -245,29 +213,20 @@ static void job_call_nccl(struct job *j, int idx, const struct sc_op *op, const 
   if (c->kind == SC_ALLGATHER || c->kind == SC_GATHER) rb = all;
   if (c->kind == SC_REDUCESCATTER || c->kind == SC_SCATTER) sb = all;
   if (c->kind == SC_ALLTOALL) sb = rb = all;
-  job_buffers(j, idx, sb, rb);
-  const void *s = (const void *)(uintptr_t)j->bufs[idx].send;
-  void *r = (void *)(uintptr_t)j->bufs[idx].recv;
-  cudaStream_t st = j->stream;
-  int root = (int)c->root, peer = (int)c->peer;
-  ncclResult_t rc = ncclSuccess;
-  switch (c->kind) {
-  case SC_ALLREDUCE: rc = ncclAllReduce(s, r, cnt, c->dtype, c->redop, comm, st); break;
-  case SC_BROADCAST: rc = ncclBroadcast(s, r, cnt, c->dtype, root, comm, st); break;
-  case SC_BCAST: rc = ncclBcast(r, cnt, c->dtype, root, comm, st); break;
-  case SC_REDUCE: rc = ncclReduce(s, r, cnt, c->dtype, c->redop, root, comm, st); break;
-  case SC_ALLGATHER: rc = ncclAllGather(s, r, cnt, c->dtype, comm, st); break;
-  case SC_REDUCESCATTER: rc = ncclReduceScatter(s, r, cnt, c->dtype, c->redop, comm, st); break;
-  case SC_ALLTOALL: rc = ncclAlltoAll(s, r, cnt, c->dtype, comm, st); break;
-  case SC_GATHER: rc = ncclGather(s, r, cnt, c->dtype, root, comm, st); break;
-  case SC_SCATTER: rc = ncclScatter(s, r, cnt, c->dtype, root, comm, st); break;
-  case SC_SEND: rc = ncclSend(s, cnt, c->dtype, peer, comm, st); break;
-  case SC_RECV: rc = ncclRecv(r, cnt, c->dtype, peer, comm, st); break;
-  default: break;
-  }
+  job_buffers(j, idx, dev, sb, rb);
+  const struct job_buf *b = &j->bufs[idx * j->nstreams + dev];
+  struct job_ncall nc = { .what = JN_COLL, .kind = c->kind, .comm = j->comms[c->comm].h[dev] };
+  nc.send = (const void *)(uintptr_t)b->send;
+  nc.recv = (void *)(uintptr_t)b->recv;
+  nc.count = cnt;
+  nc.dtype = c->dtype;
+  nc.redop = c->redop;
+  nc.root = (int)c->root;
+  nc.peer = (int)c->peer;
+  nc.stream = j->streams[j->comms[c->comm].ndev > 1 ? dev : 0];
   char what[64];
   snprintf(what, sizeof what, "%s on %s", sc_kind_name(c->kind), j->sc.comms[c->comm].name);
-  job_nccl_check(j, rc, what, op->line);
+  job_nccl_check(j, job_ncall(op->site, &nc), what, op->line);
 }
 
 /* Names the actions of a fault mask for -v ("stop count"). */
@@ -345,49 +304,51 @@ __attribute__((noinline, noreturn)) void job_block_in_read(void)
       job_fatal(1, "read: %s", strerror(errno));
 }
 
-/* Applies the stall faults to the op's comm in the simulator: a link's
- * sends stop on its sender; this rank's kernel stops inside the op. */
-static void job_stall(const struct job *j, const struct sc_op *op, const struct sc_fault *const *fs, int nf)
+/* Applies the stall faults of device dev's call to its handle in the
+ * simulator: a link's sends stop on its sender; this rank's kernel stops
+ * inside the op. */
+static void job_stall(const struct job *j, const struct sc_op *op, int dev, const struct sc_fault *const *fs,
+                      int nf)
 {
-  ncclComm_t comm = sc_kind_is_nccl(op->kind) ? j->comms[op->comm] : NULL;
-  int me = sc_kind_is_nccl(op->kind) ? j->sc.comms[op->comm].rank_of[j->grank] : -1;
+  ncclComm_t comm = j->comms[op->comm].h[dev];
+  int me = (int)job_comm_rank(j, op->comm, dev), multi = j->sc.comms[op->comm].how == SC_COMM_INITALL;
   for (int i = 0; i < nf; i++) {
     const struct sc_fault *f = fs[i];
-    if (!(f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL)))
+    if (!(f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL)) || (!job_fault_for(f, -1) && !job_fault_for(f, dev)))
       continue;
-    if (!comm)
-      job_fatal(2, "%s:%d: a stall needs a collective or p2p op", j->sc.file, f->line);
-    if ((f->actions & SC_F_STALL_LINK) && f->stall_src != me)
+    if ((f->actions & SC_F_STALL_LINK) && f->stall_src != me && !multi)
       job_fatal(2, "%s:%d: 'stall link %d->%d' applies on its sender, comm rank %d; rank %d is comm rank %d",
                 j->sc.file, f->line, f->stall_src, f->stall_dst, f->stall_src, j->grank, me);
-    if (f->actions & SC_F_STALL_LINK)
+    if ((f->actions & SC_F_STALL_LINK) && f->stall_src == me)
       job_nccl_check(j, sim_comm_stall_link(comm, f->stall_dst, f->stall_channel), "stall link", f->line);
     if (f->actions & SC_F_STALL_KERNEL)
       job_nccl_check(j, sim_comm_stall_kernel(comm), "stall kernel", f->line);
   }
 }
 
-/* Runs body op idx of a step on this rank, faults first (exported like
- * job_stop_forever, for the stacks). */
-__attribute__((noinline)) void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs)
+/* The actions of the faults for the whole op (dev < 0) or for device dev:
+ * sleeps, trigger, crash, exit, stop, block-read; 1 when the call is
+ * skipped.  Inlined, so that a stop before the op shows as
+ * job_stop_forever <- job_run_op in the stacks. */
+static inline __attribute__((always_inline)) int job_actions(const struct job *j, int step, int idx,
+                                                             const struct sc_fault *const *fs, int nf, int dev)
 {
   const struct sc_op *op = &j->sc.ops[idx];
-  if (!sc_set_has(&op->ranks, j->grank))
-    return;
-  if (sc_kind_is_nccl(op->kind) && !j->comms[op->comm])
-    return;                     /* not a member of that communicator */
-  int nf = job_faults_at(j, step, idx, fs);
   unsigned act = 0;
   for (int i = 0; i < nf; i++) {
+    if (!job_fault_for(fs[i], dev))
+      continue;
     act |= fs[i]->actions;
     if (fs[i]->actions & SC_F_SLEEP)
       job_sleep_ms(fs[i]->sleep_ms);
   }
   if (act && j->verbose) {
-    char text[128];
+    char text[128], where[32] = "";
     job_actions_text(act, text, sizeof text);
-    fprintf(stderr, "rank %d: step %d op %d (%s:%d): fault: %s\n", j->grank, step, idx + 1, j->sc.file,
-            op->line, text);
+    if (dev >= 0)
+      snprintf(where, sizeof where, " device %d", dev);
+    fprintf(stderr, "rank %d: step %d op %d (%s:%d)%s: fault: %s\n", j->grank, step, idx + 1, j->sc.file,
+            op->line, where, text);
   }
   if (act & SC_F_TRIGGER)
     job_trigger(j, step);
@@ -403,29 +364,85 @@ __attribute__((noinline)) void job_run_op(struct job *j, int step, int idx, cons
     job_stop_forever();
   if (act & SC_F_BLOCK_READ)
     job_block_in_read();
-  if (act & SC_F_SKIP)
+  return (act & SC_F_SKIP) != 0;
+}
+
+/* A collective, p2p or lifecycle op on its comm: once per device of an
+ * initall comm, inside one group (one thread drives all its devices, as
+ * NCCL requires), with each device's faults; once otherwise. */
+static void job_run_devices(struct job *j, int step, int idx, const struct sc_fault **fs, int nf)
+{
+  const struct sc_op *op = &j->sc.ops[idx];
+  const struct job_comm *jc = &j->comms[op->comm];
+  int multi = j->sc.comms[op->comm].how == SC_COMM_INITALL;
+  struct job_ncall group = { .what = JN_GROUP_START };
+  if (multi)
+    job_nccl_check(j, job_ncall(op->site, &group), "ncclGroupStart", op->line);
+  for (int d = 0; d < jc->ndev; d++) {
+    if (multi && job_actions(j, step, idx, fs, nf, d))
+      continue;
+    if (sc_kind_is_life(op->kind)) {
+      job_comm_end(j, op->comm, d, op->kind, op->site, op->line);
+      continue;
+    }
+    if (!jc->h[d])
+      continue;
+    struct job_call call;
+    job_resolve(j, op, fs, nf, d, &call);
+    job_stall(j, op, d, fs, nf);
+    job_call_nccl(j, idx, d, op, &call);
+  }
+  group.what = JN_GROUP_END;
+  if (multi)
+    job_nccl_check(j, job_ncall(op->site, &group), "ncclGroupEnd", op->line);
+}
+
+/* Runs body op idx of a step on this rank, faults first (exported like
+ * job_stop_forever, for the stacks).  Ops on a comm the rank is not a
+ * member of, or no longer holds, are skipped; a late comm is created here
+ * by its first op. */
+__attribute__((noinline)) void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs)
+{
+  const struct sc_op *op = &j->sc.ops[idx];
+  if (!sc_set_has(&op->ranks, j->grank))
     return;
-  if (act & (SC_F_STALL_LINK | SC_F_STALL_KERNEL))
-    job_stall(j, op, fs, nf);
+  int on_comm = sc_kind_is_nccl(op->kind) || sc_kind_is_life(op->kind);
+  if (on_comm && (!job_comm_takes_part(j, op) || job_comm_gone(j, op->comm))) {
+    if (j->verbose && job_comm_gone(j, op->comm) && job_comm_takes_part(j, op))
+      fprintf(stderr, "rank %d: step %d op %d: %s is gone, skipped\n", j->grank, step, idx + 1,
+              j->sc.comms[op->comm].name);
+    return;
+  }
+  int nf = job_faults_at(j, step, idx, fs);
+  if (job_actions(j, step, idx, fs, nf, -1))
+    return;
+  struct job_ncall group = { .what = JN_GROUP_START };
   switch (op->kind) {
   case SC_GROUP_BEGIN:
-    job_nccl_check(j, ncclGroupStart(), "ncclGroupStart", op->line);
+    job_nccl_check(j, job_ncall(op->site, &group), "ncclGroupStart", op->line);
     return;
   case SC_GROUP_END:
-    job_nccl_check(j, ncclGroupEnd(), "ncclGroupEnd", op->line);
+    group.what = JN_GROUP_END;
+    job_nccl_check(j, job_ncall(op->site, &group), "ncclGroupEnd", op->line);
     return;
   case SC_SYNC:
-    job_cuda_check(j, cuStreamSynchronize(j->stream), "cuStreamSynchronize");
+    job_sync_all(j);
     return;
   case SC_SLEEP:
     job_sleep_ms(op->sleep_ms);
     return;
+  case SC_CREATE:
+    job_comm_create(j, op->comm, op->site);
+    return;
   default:
     break;
   }
-  struct job_call call;
-  job_resolve(j, op, fs, nf, &call);
-  job_call_nccl(j, idx, op, &call);
+  if (sc_kind_is_nccl(op->kind)) {
+    job_comm_create(j, op->comm, op->site);
+    if (job_comm_gone(j, op->comm))
+      return;
+  }
+  job_run_devices(j, step, idx, fs, nf);
 }
 
 /* One pass over the body; swap faults reorder this rank's ops first. */
@@ -452,7 +469,7 @@ __attribute__((noinline)) void job_step(struct job *j, int step, int *order, con
   for (int k = 0; k < nops; k++)
     job_run_op(j, step, order[k], fs);
   if (j->sc.step_sync)
-    job_cuda_check(j, cuStreamSynchronize(j->stream), "cuStreamSynchronize");
+    job_sync_all(j);
 }
 
 static int job_has_extra(const struct job *j)
@@ -465,11 +482,9 @@ static int job_has_extra(const struct job *j)
 
 static void job_teardown(struct job *j)
 {
-  job_cuda_check(j, cuStreamSynchronize(j->stream), "cuStreamSynchronize");
-  for (int i = j->sc.ncomms - 1; i >= 0; i--)
-    if (j->comms[i])
-      job_nccl_check(j, ncclCommDestroy(j->comms[i]), "ncclCommDestroy", j->sc.comms[i].line);
-  for (int i = 0; i < j->sc.nops; i++) {
+  job_sync_all(j);
+  job_comms_teardown(j);
+  for (int i = 0; i < j->sc.nops * j->nstreams; i++) {
     if (j->bufs[i].send)
       cuMemFree_v2(j->bufs[i].send);
     if (j->bufs[i].recv)
@@ -477,24 +492,33 @@ static void job_teardown(struct job *j)
   }
   for (int i = 0; i < j->ngrave; i++)
     cuMemFree_v2(j->grave[i]);
-  cuStreamDestroy_v2(j->stream);
+  for (int d = 0; d < j->nstreams; d++)
+    cuStreamDestroy_v2(j->streams[d]);
+  free(j->streams);
   free(j->grave);
   free(j->bufs);
-  free(j->comms);
   sc_free(&j->sc);
 }
 
 /* The launcher's per-rank instructions, one a line: "env R NAME=VALUE",
- * "post R empty-dump|remove-dump", "wait exit". */
+ * then "post R empty-dump|remove-dump" and "post R copy-dump|rename-dump
+ * AS" in file order, then "wait exit". */
 static void job_print_launch(const struct scenario *sc)
 {
-  for (int r = 0; r < sc->world; r++) {
+  for (int r = 0; r < sc->world; r++)
     for (int i = 0; i < sc->nenv; i++)
       if (sc->env[i].per_rank && sc_set_has(&sc->env[i].ranks, r))
         printf("env %d %s\n", r, sc->env[i].assign);
-    for (int i = 0; i < sc->nposts; i++)
-      if (sc_set_has(&sc->posts[i].ranks, r))
-        printf("post %d %s\n", r, sc->posts[i].action == SC_POST_EMPTY_DUMP ? "empty-dump" : "remove-dump");
+  for (int i = 0; i < sc->nposts; i++) {
+    const struct sc_post *p = &sc->posts[i];
+    for (int r = 0; r < sc->world; r++) {
+      if (!sc_set_has(&p->ranks, r))
+        continue;
+      if (p->action == SC_POST_COPY_DUMP || p->action == SC_POST_RENAME_DUMP)
+        printf("post %d %s %d\n", r, sc_post_name(p->action), p->as_rank);
+      else
+        printf("post %d %s\n", r, sc_post_name(p->action));
+    }
   }
   if (sc->wait_exit)
     printf("wait exit\n");
@@ -544,14 +568,17 @@ int main(int argc, char **argv)
     return 0;
   }
   job_identity(&j);
-  j.bufs = calloc((size_t)j.sc.nops + 1, sizeof *j.bufs);
+  j.nstreams = j.sc.max_devices;
+  j.bufs = calloc((size_t)(j.sc.nops + 1) * (size_t)j.nstreams, sizeof *j.bufs);
+  j.streams = calloc((size_t)j.nstreams, sizeof *j.streams);
   int *order = calloc((size_t)j.sc.nops + 1, sizeof *order);
   const struct sc_fault **fs = calloc((size_t)j.sc.nfaults + 1, sizeof *fs);
-  if (!j.bufs || !order || !fs)
+  if (!j.bufs || !j.streams || !order || !fs)
     job_fatal(1, "out of memory");
   job_cuda_check(&j, cuInit(0), "cuInit");
-  job_cuda_check(&j, cuStreamCreate(&j.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  job_make_comms(&j);
+  for (int d = 0; d < j.nstreams; d++)
+    job_cuda_check(&j, cuStreamCreate(&j.streams[d], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  job_comms_init(&j);
   for (int step = 1; step <= j.sc.steps; step++)
     job_step(&j, step, order, fs);
   if (job_has_extra(&j))

@@ -14,7 +14,8 @@ static const struct {
   { "reduce", SC_REDUCE }, { "allgather", SC_ALLGATHER }, { "reducescatter", SC_REDUCESCATTER },
   { "alltoall", SC_ALLTOALL }, { "gather", SC_GATHER }, { "scatter", SC_SCATTER },
   { "send", SC_SEND }, { "recv", SC_RECV }, { "group", SC_GROUP_BEGIN },
-  { "sync", SC_SYNC }, { "sleep", SC_SLEEP },
+  { "sync", SC_SYNC }, { "sleep", SC_SLEEP }, { "create", SC_CREATE }, { "destroy", SC_DESTROY },
+  { "finalize", SC_FINALIZE }, { "abort", SC_ABORT },
 };
 
 int sc_kind_lookup(const char *s, enum sc_kind *out)
@@ -43,6 +44,17 @@ const char *sc_kind_name(enum sc_kind kind)
 int sc_kind_is_nccl(enum sc_kind kind)
 {
   return kind <= SC_RECV;
+}
+
+int sc_kind_is_life(enum sc_kind kind)
+{
+  return kind >= SC_CREATE && kind <= SC_ABORT;
+}
+
+const char *sc_post_name(enum sc_post_action action)
+{
+  static const char *names[] = { "empty-dump", "remove-dump", "copy-dump", "rename-dump" };
+  return (unsigned)action < sizeof names / sizeof names[0] ? names[action] : "?";
 }
 
 int sc_kind_has_root(enum sc_kind k)

@@ -25,6 +25,59 @@ static int sc_plan_error(const struct scenario *sc, const struct sc_comm *cm, co
   return -1;
 }
 
+/* Excluded comm ranks below r (r itself not counted). */
+static int sc_excluded_below(const struct sc_set *ex, int r)
+{
+  int n = 0;
+  for (int i = 0; i < r; i++)
+    n += sc_set_has(ex, i);
+  return n;
+}
+
+/* shrink: the parent's members not excluded, renumbered in order within
+ * each parent instance; initall: every process is an instance of its own
+ * (its devices are comm ranks 0..devices-1). */
+static int sc_plan_derived(const struct scenario *sc, struct sc_comm *cm)
+{
+  int w = sc->world;
+  if (cm->how == SC_COMM_INITALL) {
+    for (int g = 0; g < w; g++) {
+      cm->rank_of[g] = 0;
+      cm->size_of[g] = cm->devices;
+      cm->inst_of[g] = g;
+      cm->color_of[g] = g;
+      cm->key_of[g] = 0;
+    }
+    return 0;
+  }
+  const struct sc_comm *p = &sc->comms[cm->parent];
+  int biggest = 0;
+  for (int g = 0; g < w; g++)
+    if (p->size_of[g] > biggest)
+      biggest = p->size_of[g];
+  for (int i = 0; i < cm->exclude.n; i++)
+    if (cm->exclude.lo[i] >= biggest || (cm->exclude.hi[i] != INT_MAX && cm->exclude.hi[i] >= biggest))
+      return sc_plan_error(sc, cm, "exclude=: the comm ranks of %s are 0-%d", p->name, biggest - 1);
+  for (int g = 0; g < w; g++) {
+    cm->rank_of[g] = cm->inst_of[g] = -1;
+    cm->size_of[g] = 0;
+    cm->color_of[g] = -1;
+    cm->key_of[g] = 0;
+    int pr = p->rank_of[g];
+    if (pr < 0 || sc_set_has(&cm->exclude, pr))
+      continue;
+    cm->rank_of[g] = pr - sc_excluded_below(&cm->exclude, pr);
+    cm->size_of[g] = p->size_of[g] - sc_excluded_below(&cm->exclude, p->size_of[g]);
+    cm->inst_of[g] = p->inst_of[g];
+    cm->color_of[g] = 0;
+    cm->key_of[g] = pr;
+  }
+  for (int g = 0; g < w; g++)
+    if (p->rank_of[g] >= 0 && p->size_of[g] == sc_excluded_below(&cm->exclude, p->size_of[g]))
+      return sc_plan_error(sc, cm, "exclude= leaves no rank of %s (the instance of world rank %d)", p->name, g);
+  return 0;
+}
+
 /* Fills a comm's membership tables for every world rank. */
 int sc_plan_comm(const struct scenario *sc, struct sc_comm *cm)
 {
@@ -38,6 +91,8 @@ int sc_plan_comm(const struct scenario *sc, struct sc_comm *cm)
     fprintf(stderr, "fr-scenario-job: out of memory\n");
     exit(2);
   }
+  if (cm->how == SC_COMM_SHRINK || cm->how == SC_COMM_INITALL)
+    return sc_plan_derived(sc, cm);
   const struct sc_comm *parent = cm->how == SC_COMM_SPLIT ? &sc->comms[cm->parent] : NULL;
   for (int g = 0; g < w; g++) {
     cm->rank_of[g] = -1;

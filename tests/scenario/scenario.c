@@ -11,24 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "parse.h"
 
 #define SC_MAX_TOKENS 32
 
-/* Parsing state: where we are, for messages. */
-struct sc_ctx {
-  struct scenario *sc;
-  int line;
-  int group_depth;
-  int group_line;               /* line of the outermost open 'group begin' */
-  /* fault op / swap references by label, resolved at the end */
-  char (*fault_op)[SC_NAME_MAX];
-  char (*fault_swap)[SC_NAME_MAX];
-};
-
-static int sc_error(const struct sc_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int sc_error(const struct sc_ctx *c, const char *fmt, ...)
+int sc_error(const struct sc_ctx *c, const char *fmt, ...)
 {
   va_list ap;
   fprintf(stderr, "%s:%d: ", c->sc->file, c->line);
@@ -39,7 +26,7 @@ static int sc_error(const struct sc_ctx *c, const char *fmt, ...)
   return -1;
 }
 
-static int sc_dtype_parse(const struct sc_ctx *c, const char *s, ncclDataType_t *out)
+int sc_dtype_parse(const struct sc_ctx *c, const char *s, ncclDataType_t *out)
 {
   if (sc_dtype_lookup(s, out) == 0)
     return 0;
@@ -47,14 +34,14 @@ static int sc_dtype_parse(const struct sc_ctx *c, const char *s, ncclDataType_t 
                   "float64 bfloat16 float8e4m3 float8e5m2)", s);
 }
 
-static int sc_redop_parse(const struct sc_ctx *c, const char *s, ncclRedOp_t *out)
+int sc_redop_parse(const struct sc_ctx *c, const char *s, ncclRedOp_t *out)
 {
   if (sc_redop_lookup(s, out) == 0)
     return 0;
   return sc_error(c, "unknown redop '%s' (sum prod max min avg)", s);
 }
 
-static int sc_long_parse(const struct sc_ctx *c, const char *what, const char *s, long lo, long hi, long *out)
+int sc_long_parse(const struct sc_ctx *c, const char *what, const char *s, long lo, long hi, long *out)
 {
   char *end;
   errno = 0;
@@ -65,7 +52,7 @@ static int sc_long_parse(const struct sc_ctx *c, const char *what, const char *s
   return 0;
 }
 
-static int sc_expr_copy(const struct sc_ctx *c, const char *what, const char *s, char *dst)
+int sc_expr_copy(const struct sc_ctx *c, const char *what, const char *s, char *dst)
 {
   char err[128];
   if (strlen(s) >= SC_EXPR_MAX)
@@ -76,7 +63,7 @@ static int sc_expr_copy(const struct sc_ctx *c, const char *what, const char *s,
   return 0;
 }
 
-static int sc_name_ok(const char *s)
+int sc_name_ok(const char *s)
 {
   if (!isalpha((unsigned char)*s) || strlen(s) >= SC_NAME_MAX)
     return 0;
@@ -87,7 +74,7 @@ static int sc_name_ok(const char *s)
 }
 
 /* "5", "3-7", "0,2,4-6", "all", "*", "even", "odd"; values in [0, max). */
-static int sc_set_parse(const struct sc_ctx *c, const char *what, const char *s, long max, struct sc_set *set)
+int sc_set_parse(const struct sc_ctx *c, const char *what, const char *s, long max, struct sc_set *set)
 {
   char buf[256];
   if (strlen(s) >= sizeof buf)
@@ -127,7 +114,7 @@ static int sc_set_parse(const struct sc_ctx *c, const char *what, const char *s,
 }
 
 /* Splits key=value; returns 0 for a bare word. */
-static int sc_kv(char *tok, char **key, char **val)
+int sc_kv(char *tok, char **key, char **val)
 {
   char *eq = strchr(tok, '=');
   if (!eq)
@@ -138,7 +125,7 @@ static int sc_kv(char *tok, char **key, char **val)
   return 1;
 }
 
-static int sc_comm_find(const struct scenario *sc, const char *name)
+int sc_comm_find(const struct scenario *sc, const char *name)
 {
   for (int i = 0; i < sc->ncomms; i++)
     if (!strcmp(sc->comms[i].name, name))
@@ -147,7 +134,7 @@ static int sc_comm_find(const struct scenario *sc, const char *name)
 }
 
 /* Grows an array of n elements to n+1; returns the new element, zeroed. */
-static void *sc_push(void *arrayp, int *n, size_t size)
+void *sc_push(void *arrayp, int *n, size_t size)
 {
   void **array = arrayp;
   void *grown = realloc(*array, (size_t)(*n + 1) * size);
@@ -161,52 +148,38 @@ static void *sc_push(void *arrayp, int *n, size_t size)
   return elem;
 }
 
-/* comm NAME split PARENT color=E [key=E]  |  comm NAME init [color=E] [key=E] */
-static int sc_parse_comm(struct sc_ctx *c, char **tok, int n)
+/* site=NAME: the number of its call site (1.., in order of first use). */
+static int sc_site(struct sc_ctx *c, const char *name, int *out)
 {
   struct scenario *sc = c->sc;
-  if (n < 3)
-    return sc_error(c, "usage: comm NAME split PARENT color=EXPR [key=EXPR] | comm NAME init [color=EXPR] [key=EXPR]");
-  if (!sc_name_ok(tok[1]))
-    return sc_error(c, "bad communicator name '%s'", tok[1]);
-  if (sc_comm_find(sc, tok[1]) >= 0)
-    return sc_error(c, "communicator '%s' defined twice", tok[1]);
-  struct sc_comm cm;
-  memset(&cm, 0, sizeof cm);
-  snprintf(cm.name, sizeof cm.name, "%s", tok[1]);
-  cm.line = c->line;
-  int first;
-  if (!strcmp(tok[2], "split")) {
-    if (n < 4 || strchr(tok[3], '='))
-      return sc_error(c, "comm %s split: missing the parent communicator", tok[1]);
-    cm.how = SC_COMM_SPLIT;
-    cm.parent = sc_comm_find(sc, tok[3]);
-    if (cm.parent < 0)
-      return sc_error(c, "unknown communicator '%s' (define it before this line)", tok[3]);
-    first = 4;
-  } else if (!strcmp(tok[2], "init")) {
-    cm.how = SC_COMM_INIT;
-    first = 3;
-  } else {
-    return sc_error(c, "comm %s: expected 'split' or 'init', not '%s'", tok[1], tok[2]);
-  }
-  for (int i = first; i < n; i++) {
-    char *k, *v;
-    if (!sc_kv(tok[i], &k, &v))
-      return sc_error(c, "unexpected '%s'", tok[i]);
-    if (!strcmp(k, "color")) {
-      if (sc_expr_copy(c, k, v, cm.color) != 0)
-        return -1;
-    } else if (!strcmp(k, "key")) {
-      if (sc_expr_copy(c, k, v, cm.key) != 0)
-        return -1;
-    } else {
-      return sc_error(c, "unknown setting '%s' (color, key)", k);
+  if (!sc_name_ok(name))
+    return sc_error(c, "bad site name '%s'", name);
+  for (int i = 0; i < sc->nsites; i++) {
+    if (!strcmp(sc->sites[i], name)) {
+      *out = i + 1;
+      return 0;
     }
   }
-  if (cm.how == SC_COMM_SPLIT && !cm.color[0])
-    return sc_error(c, "comm %s split: color=EXPR is required", cm.name);
-  *(struct sc_comm *)sc_push(&sc->comms, &sc->ncomms, sizeof cm) = cm;
+  if (sc->nsites == SC_MAX_SITES)
+    return sc_error(c, "site=%s: more than %d call sites (job_site_1 .. job_site_%d)", name, SC_MAX_SITES,
+                    SC_MAX_SITES);
+  strcpy(sc->sites[sc->nsites++], name);
+  *out = sc->nsites;
+  return 0;
+}
+
+/* create|destroy|finalize|abort NAME: the comm must exist, and be late
+ * for create. */
+static int sc_check_life(struct sc_ctx *c, const struct sc_op *op, int has_comm)
+{
+  const struct sc_comm *cm = &c->sc->comms[op->comm];
+  if (!has_comm)
+    return sc_error(c, "usage: %s COMM [ranks=SEL] [id=NAME] [site=NAME]", sc_kind_name(op->kind));
+  if (op->kind == SC_CREATE && !cm->late)
+    return cm->how == SC_COMM_WORLD
+               ? sc_error(c, "create world: world is created before the loop, never late")
+               : sc_error(c, "create %s: %s is created before the loop (add 'late' to its comm line, line %d)",
+                          cm->name, cm->name, cm->line);
   return 0;
 }
 
@@ -241,18 +214,20 @@ static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
     if (n < 2 || sc_long_parse(c, "sleep", tok[1], 0, 3600L * 1000, &op.sleep_ms) != 0)
       return n < 2 ? sc_error(c, "usage: sleep MILLISECONDS") : -1;
     first = 2;
-  } else if (sc_kind_is_nccl(kind) && n > 1 && !strchr(tok[1], '=')) {
+  }
+  int nccl = sc_kind_is_nccl(kind), life = sc_kind_is_life(kind), has_comm = 0;
+  if ((nccl || life) && n > 1 && !strchr(tok[1], '=')) {
     op.comm = sc_comm_find(sc, tok[1]);
     if (op.comm < 0)
       return sc_error(c, "unknown communicator '%s'", tok[1]);
     first = 2;
+    has_comm = 1;
   }
   int has_peer = 0;
   for (int i = first; i < n; i++) {
     char *k, *v;
     if (!sc_kv(tok[i], &k, &v))
       return sc_error(c, "unexpected '%s' (settings are KEY=VALUE)", tok[i]);
-    int nccl = sc_kind_is_nccl(kind);
     if (!strcmp(k, "ranks") || !strcmp(k, "rank")) {
       if (sc_set_parse(c, k, v, sc->world ? sc->world : SC_MAX_WORLD, &op.ranks) != 0)
         return -1;
@@ -263,10 +238,14 @@ static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
         if (!strcmp(sc->ops[j].id, v))
           return sc_error(c, "id '%s' already used on line %d", v, sc->ops[j].line);
       strcpy(op.id, v);
-    } else if (nccl && !strcmp(k, "comm")) {
+    } else if (kind != SC_SLEEP && kind != SC_SYNC && !strcmp(k, "site")) {
+      if (sc_site(c, v, &op.site) != 0)
+        return -1;
+    } else if ((nccl || life) && !strcmp(k, "comm")) {
       op.comm = sc_comm_find(sc, v);
       if (op.comm < 0)
         return sc_error(c, "unknown communicator '%s'", v);
+      has_comm = 1;
     } else if (nccl && !strcmp(k, "count")) {
       if (sc_expr_copy(c, k, v, op.count) != 0)
         return -1;
@@ -289,6 +268,8 @@ static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
   }
   if (sc_kind_has_peer(kind) && !has_peer)
     return sc_error(c, "%s needs peer=EXPR", sc_kind_name(kind));
+  if (life && sc_check_life(c, &op, has_comm) != 0)
+    return -1;
   *(struct sc_op *)sc_push(&sc->ops, &sc->nops, sizeof op) = op;
   return 0;
 }
@@ -362,6 +343,10 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
         if (f.steps.lo[j] == 0 && f.steps.hi[j] != INT_MAX)
           return sc_error(c, "steps are numbered from 1");
       has_step = 1;
+    } else if (!strcmp(k, "dev") || !strcmp(k, "devs")) {
+      if (sc_set_parse(c, k, v, SC_MAX_DEVICES, &f.devs) != 0)
+        return -1;
+      f.has_dev = 1;
     } else if (!strcmp(k, "op")) {
       snprintf(opref, sizeof opref, "%s", v);
     } else if (!strcmp(k, "swap")) {
@@ -408,6 +393,9 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
     return sc_error(c, "fault needs step=SEL and op=N|ID (only 'extra' alone needs neither)");
   if ((f.actions & SC_F_EXTRA) && f.actions != SC_F_EXTRA)
     return sc_error(c, "'extra' is a fault line of its own");
+  if (f.has_dev && (f.actions & (SC_F_EXTRA | SC_F_SWAP)))
+    return sc_error(c, "dev= does not apply to '%s': it moves the whole op, every device's call",
+                    (f.actions & SC_F_EXTRA) ? "extra" : "swap=");
   struct sc_fault *slot = sc_push(&sc->faults, &sc->nfaults, sizeof f);
   *slot = f;
   int nf = sc->nfaults;
@@ -419,61 +407,6 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
   }
   strcpy(c->fault_op[nf - 1], opref);
   strcpy(c->fault_swap[nf - 1], swapref);
-  return 0;
-}
-
-/* env [rank=SEL] NAME=VALUE */
-static int sc_parse_env(struct sc_ctx *c, char **tok, int n)
-{
-  static const char *reserved[] = {
-    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "FR_DUMP_DIR", "FR_SIM_BOOTSTRAP_DIR",
-    "FR_JOB_ID", "LD_PRELOAD", "LD_LIBRARY_PATH",
-  };
-  struct sc_env e;
-  memset(&e, 0, sizeof e);
-  char *k, *v;
-  if (n == 3 && sc_kv(tok[1], &k, &v) && (!strcmp(k, "rank") || !strcmp(k, "ranks"))) {
-    if (!c->sc->world)
-      return sc_error(c, "'world N' must come before a per-rank env line");
-    if (sc_set_parse(c, k, v, c->sc->world, &e.ranks) != 0)
-      return -1;
-    e.per_rank = 1;
-    tok[1] = tok[2];
-    n = 2;
-  }
-  if (n != 2 || !strchr(tok[1], '=') || tok[1][0] == '=')
-    return sc_error(c, "usage: env [rank=SEL] NAME=VALUE");
-  size_t len = strcspn(tok[1], "=");
-  for (size_t i = 0; i < len; i++)
-    if (!(isalnum((unsigned char)tok[1][i]) || tok[1][i] == '_') || isdigit((unsigned char)tok[1][0]))
-      return sc_error(c, "bad variable name in '%s'", tok[1]);
-  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-    if (strlen(reserved[i]) == len && !strncmp(tok[1], reserved[i], len))
-      return sc_error(c, "%s is set by the launcher, not by the scenario", reserved[i]);
-  e.assign = strdup(tok[1]);
-  *(struct sc_env *)sc_push(&c->sc->env, &c->sc->nenv, sizeof e) = e;
-  return 0;
-}
-
-/* post rank=SEL empty-dump|remove-dump */
-static int sc_parse_post(struct sc_ctx *c, char **tok, int n)
-{
-  struct sc_post p;
-  memset(&p, 0, sizeof p);
-  char *k, *v;
-  if (n != 3 || !sc_kv(tok[1], &k, &v) || (strcmp(k, "rank") && strcmp(k, "ranks")))
-    return sc_error(c, "usage: post rank=SEL empty-dump|remove-dump");
-  if (!c->sc->world)
-    return sc_error(c, "'world N' must come before 'post'");
-  if (sc_set_parse(c, k, v, c->sc->world, &p.ranks) != 0)
-    return -1;
-  if (!strcmp(tok[2], "empty-dump"))
-    p.action = SC_POST_EMPTY_DUMP;
-  else if (!strcmp(tok[2], "remove-dump"))
-    p.action = SC_POST_REMOVE_DUMP;
-  else
-    return sc_error(c, "unknown post action '%s' (empty-dump, remove-dump)", tok[2]);
-  *(struct sc_post *)sc_push(&c->sc->posts, &c->sc->nposts, sizeof p) = p;
   return 0;
 }
 
@@ -572,6 +505,22 @@ static int sc_resolve_op(struct sc_ctx *c, const char *ref, int *out)
   return sc_error(c, "op=%s: no op has id=%s", ref, ref);
 }
 
+/* dev=SEL needs an op on an initall comm, and names its devices only. */
+static int sc_check_dev(struct sc_ctx *c, const struct sc_fault *f, const struct sc_op *op)
+{
+  const struct sc_comm *cm = (sc_kind_is_nccl(op->kind) || sc_kind_is_life(op->kind)) ? &c->sc->comms[op->comm]
+                                                                                       : NULL;
+  if (!cm || cm->how != SC_COMM_INITALL)
+    return sc_error(c, "dev= applies to ops on an initall comm; op %d (line %d) is '%s'%s%s", f->op + 1,
+                    op->line, sc_kind_name(op->kind), cm ? " on " : "", cm ? cm->name : "");
+  if (op->kind == SC_CREATE)
+    return sc_error(c, "dev= does not apply to create: %s is made by one ncclCommInitAll call", cm->name);
+  for (int i = 0; i < f->devs.n; i++)
+    if (f->devs.lo[i] >= cm->devices || (f->devs.hi[i] != INT_MAX && f->devs.hi[i] >= cm->devices))
+      return sc_error(c, "dev=: %s has devices 0-%d", cm->name, cm->devices - 1);
+  return 0;
+}
+
 static int sc_resolve_faults(struct sc_ctx *c)
 {
   struct scenario *sc = c->sc;
@@ -589,6 +538,11 @@ static int sc_resolve_faults(struct sc_ctx *c)
     if ((f->actions & callmods) && !sc_kind_is_nccl(op->kind))
       return sc_error(c, "op %d (line %d) is '%s': only collectives and p2p take count/dtype/"
                       "redop/root/peer/coll faults", f->op + 1, op->line, sc_kind_name(op->kind));
+    if ((f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL)) && !sc_kind_is_nccl(op->kind))
+      return sc_error(c, "op %d (line %d) is '%s': a stall needs a collective or p2p op", f->op + 1, op->line,
+                      sc_kind_name(op->kind));
+    if (f->has_dev && sc_check_dev(c, f, op) != 0)
+      return -1;
     enum sc_kind k = (f->actions & SC_F_COLL) ? f->coll : op->kind;
     if ((f->actions & SC_F_PEER) && !sc_kind_has_peer(k))
       return sc_error(c, "peer= applies to send and recv only");
@@ -604,6 +558,7 @@ static void sc_init(struct scenario *sc, const char *file)
   sc->file = file;
   sc->steps = 1;
   sc->step_sync = 1;
+  sc->max_devices = 1;
   struct sc_comm *world = sc_push(&sc->comms, &sc->ncomms, sizeof *world);
   strcpy(world->name, "world");
   world->how = SC_COMM_WORLD;

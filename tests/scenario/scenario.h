@@ -1,12 +1,15 @@
 /* scenario.h — the scenario file of fr-scenario-job (format:
  * tests/scenarios/README.md): parsed form, rank selectors, expressions.
  *
- *   scenario.c  parsing and validation of a file
+ *   scenario.c  parsing and validation of a file (body ops, faults, settings)
+ *   comms.c     parsing of comm lines, lifecycle ops and post lines
  *   names.c     op kinds, datatypes, reduction operators, selectors
  *   plan.c      membership of every rank in every communicator
  *   expr.c      integer expressions over rank variables
  *   boot.c      unique-id exchange through the bootstrap directory
- *   job.c       the training loop that runs a parsed scenario
+ *   job.c       the training loop that runs a parsed scenario (job.h)
+ *   lifecycle.c the job's communicators: creation, destroy, finalize, abort
+ *   sites.c     every NCCL call of the job, from named call sites
  */
 #ifndef FR_SCENARIO_H
 #define FR_SCENARIO_H
@@ -19,12 +22,15 @@
 #define SC_MAX_RANGES 16
 #define SC_EXPR_MAX 96
 #define SC_NAME_MAX 32
+#define SC_MAX_SITES 8          /* site=NAME: job_site_1 .. job_site_8 */
+#define SC_MAX_DEVICES 64       /* comm NAME initall devices=N */
 
 /* What a body line does. */
 enum sc_kind {
   SC_ALLREDUCE, SC_BROADCAST, SC_BCAST, SC_REDUCE, SC_ALLGATHER, SC_REDUCESCATTER,
   SC_ALLTOALL, SC_GATHER, SC_SCATTER, SC_SEND, SC_RECV,
-  SC_GROUP_BEGIN, SC_GROUP_END, SC_SYNC, SC_SLEEP
+  SC_GROUP_BEGIN, SC_GROUP_END, SC_SYNC, SC_SLEEP,
+  SC_CREATE, SC_DESTROY, SC_FINALIZE, SC_ABORT /* lifecycle of a communicator */
 };
 
 /* A set of integers: union of ranges lo..hi by stride (hi may be INT_MAX). */
@@ -39,17 +45,22 @@ struct sc_vars {
   long grank, wsize;            /* global rank, world size */
 };
 
-enum sc_comm_how { SC_COMM_WORLD, SC_COMM_SPLIT, SC_COMM_INIT };
+enum sc_comm_how { SC_COMM_WORLD, SC_COMM_SPLIT, SC_COMM_INIT, SC_COMM_SHRINK, SC_COMM_INITALL };
 
 struct sc_comm {
   char name[SC_NAME_MAX];
   int line;
   enum sc_comm_how how;
-  int parent;                   /* SC_COMM_SPLIT: index of the parent */
+  int parent;                   /* SC_COMM_SPLIT, SC_COMM_SHRINK: index of the parent */
   char color[SC_EXPR_MAX];      /* expressions; "" = default */
   char key[SC_EXPR_MAX];
+  int late;                     /* created in the body (create, or its first op), not before the loop */
+  int uid_shared;               /* SC_COMM_INIT uid=shared: every instance uses instance 0's id */
+  struct sc_set exclude;        /* SC_COMM_SHRINK: comm ranks of the parent left out */
+  int devices;                  /* SC_COMM_INITALL: devices per process (comm ranks 0..devices-1) */
   /* Membership, computed at load for every world rank g: */
-  int *rank_of;                 /* rank in its instance of the comm, -1: not a member */
+  int *rank_of;                 /* rank in its instance of the comm, -1: not a member
+                                   (SC_COMM_INITALL: 0, the first of its devices' ranks) */
   int *size_of;                 /* size of that instance */
   long *color_of;               /* evaluated color (split and init comms) */
   long *key_of;                 /* evaluated key */
@@ -68,6 +79,7 @@ struct sc_op {
   char peer[SC_EXPR_MAX];       /* peer of send/recv */
   struct sc_set ranks;          /* global ranks that run it */
   long sleep_ms;                /* SC_SLEEP */
+  int site;                     /* site=NAME: 1..SC_MAX_SITES (job_site_N); 0 none */
 };
 
 /* Fault actions */
@@ -95,6 +107,8 @@ struct sc_fault {
   int swap;                     /* body index to trade places with */
   int stall_src, stall_dst;     /* stall link SRC->DST (comm ranks of the op's comm) */
   int stall_channel;            /* ... on this channel */
+  int has_dev;                  /* dev=SEL: only these devices' calls (initall comms) */
+  struct sc_set devs;
 };
 
 struct sc_env {
@@ -104,11 +118,12 @@ struct sc_env {
 };
 
 /* What run-scenario does to a rank's dumps after the run. */
-enum sc_post_action { SC_POST_EMPTY_DUMP, SC_POST_REMOVE_DUMP };
+enum sc_post_action { SC_POST_EMPTY_DUMP, SC_POST_REMOVE_DUMP, SC_POST_COPY_DUMP, SC_POST_RENAME_DUMP };
 
 struct sc_post {
   struct sc_set ranks;
   enum sc_post_action action;
+  int as_rank;                  /* copy-dump / rename-dump as=R */
 };
 
 struct scenario {
@@ -124,6 +139,9 @@ struct scenario {
   struct sc_comm *comms;
   struct sc_op *ops;
   struct sc_fault *faults;
+  int nsites;                   /* site names, in order of first appearance */
+  char sites[SC_MAX_SITES][SC_NAME_MAX];
+  int max_devices;              /* most devices of an initall comm (1: none) */
 };
 
 /* Parses a file; on error prints "FILE:LINE: message" and returns -1. */
@@ -143,6 +161,10 @@ size_t sc_dtype_size(ncclDataType_t dtype);
 const char *sc_kind_name(enum sc_kind kind);
 /* Whether the kind is a collective or p2p call (has a communicator). */
 int sc_kind_is_nccl(enum sc_kind kind);
+/* Whether it is create, destroy, finalize or abort (has a communicator). */
+int sc_kind_is_life(enum sc_kind kind);
+/* The words of a post action ("copy-dump"). */
+const char *sc_post_name(enum sc_post_action action);
 int sc_kind_has_root(enum sc_kind kind);
 int sc_kind_has_redop(enum sc_kind kind);
 int sc_kind_has_peer(enum sc_kind kind);
@@ -153,8 +175,10 @@ int sc_expr_eval(const char *text, const struct sc_vars *v, long *out, char *err
 /* Checks an expression's syntax and names only. */
 int sc_expr_check(const char *text, char *err, size_t errsize);
 
-/* The unique id of instance `instance` of comm `name`: made by its rank 0,
- * read by the others (boot.c).  0, or -1 after printing why. */
-int boot_unique_id(const char *name, int instance, int rank, int size, ncclUniqueId *id);
+/* The unique id `instance` of comm `name`: made by its maker (`make`),
+ * read by the others through the bootstrap directory (boot.c); `local`:
+ * nobody else needs it (a comm of one member), no file.  0, or -1 after
+ * printing why. */
+int boot_unique_id(const char *name, int instance, int make, int local, ncclUniqueId *id);
 
 #endif /* FR_SCENARIO_H */

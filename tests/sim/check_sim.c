@@ -1,7 +1,8 @@
 /* check_sim.c — the simulator moves real, correct data: every test forks
  * 4 ranks that rendezvous on one unique id, run collectives or p2p on a
  * simulated stream and compare the results with what NCCL must produce.
- * Also: stream/event semantics of the simulated driver, and a split.
+ * Also: stream/event semantics of the simulated driver, a split, and
+ * ncclCommInitAll with a grouped all-reduce over its devices.
  */
 #include "config.h"
 
@@ -421,6 +422,58 @@ START_TEST(test_api_misc)
 }
 END_TEST
 
+/* ncclCommInitAll over 3 devices of this process, then one all-reduce per
+ * device inside one group (one thread driving every device, as NCCL
+ * requires): on each device's stream, then all on one stream.  Both
+ * complete: the group's ops of different comm ranks run concurrently. */
+START_TEST(test_initall_group)
+{
+  enum { ND = 3, N = 100003 };
+  ncclComm_t dev[ND];
+  CUstream st[ND];
+  float *a[ND], *b[ND];
+  ck_assert_int_eq(ncclCommInitAll(dev, ND, (const int[]){ 0, 1, 2 }), ncclSuccess);
+  for (int d = 0; d < ND; d++) {
+    int cd = -1;
+    ck_assert_int_eq(ncclCommCuDevice(dev[d], &cd), ncclSuccess);
+    ck_assert_int_eq(cd, d);
+    ck_assert_int_eq(cuStreamCreate(&st[d], CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    a[d] = malloc(N * sizeof *a[d]);
+    b[d] = calloc(N, sizeof *b[d]);
+    for (int i = 0; i < N; i++)
+      a[d][i] = (float)(d + 1) * (float)(i % 7);
+  }
+  for (int same = 0; same < 2; same++) {
+    ck_assert_int_eq(ncclGroupStart(), ncclSuccess);
+    for (int d = 0; d < ND; d++)
+      ck_assert_int_eq(ncclAllReduce(a[d], b[d], N, ncclFloat32, ncclSum, dev[d], st[same ? 0 : d]),
+                       ncclSuccess);
+    ck_assert_int_eq(ncclGroupEnd(), ncclSuccess);
+    for (int d = 0; d < ND; d++)
+      ck_assert_int_eq(cuStreamSynchronize(st[d]), CUDA_SUCCESS);
+    for (int d = 0; d < ND; d++)
+      for (int i = 0; i < N; i++)
+        ck_assert_msg(b[d][i] == 6.0f * (float)(i % 7), "same %d dev %d b[%d] = %g", same, d, i, b[d][i]);
+    for (int d = 0; d < ND; d++)
+      memset(b[d], 0, N * sizeof *b[d]);
+  }
+  /* finalize once only; destroy: every handle but the last returns at once
+   * (NCCL's intra-process ranks), the handle is invalid from then on */
+  ck_assert_int_eq(ncclCommFinalize(dev[1]), ncclSuccess);
+  ck_assert_int_eq(ncclCommFinalize(dev[1]), ncclInvalidArgument);
+  for (int d = 0; d < ND; d++) {
+    int n = 0;
+    ck_assert_int_eq(ncclCommDestroy(dev[d]), ncclSuccess);
+    ck_assert_int_eq(ncclCommCount(dev[d], &n), ncclInvalidArgument);
+  }
+  for (int d = 0; d < ND; d++) {
+    ck_assert_int_eq(cuStreamDestroy_v2(st[d]), CUDA_SUCCESS);
+    free(a[d]);
+    free(b[d]);
+  }
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
   Suite *s = suite_create("sim");
@@ -441,6 +494,7 @@ static Suite *sim_suite(void)
   tcase_set_timeout(tl, 30);
   tcase_add_test(tl, test_events);
   tcase_add_test(tl, test_api_misc);
+  tcase_add_test(tl, test_initall_group);
   suite_add_tcase(s, tl);
   return s;
 }

@@ -6,7 +6,8 @@
  * ncclX and reach this one through pncclX.  Collectives and p2p calls check
  * their arguments, then queue one task on the stream and return at once;
  * between GroupStart and the outermost GroupEnd they are collected per
- * thread and launched as one task on the first op's stream.  Functions the
+ * thread and launched as one task per stream (sim_coll.c runs the ops of
+ * different comm handles in a task concurrently).  Functions the
  * simulator does not model return ncclInvalidUsage.
  */
 #include "config.h"
@@ -30,7 +31,6 @@ struct sim_group {
   int depth;
   int nops, cap;
   struct sim_op *ops;
-  cudaStream_t stream;
 };
 
 static __thread struct sim_group t_group;
@@ -47,7 +47,7 @@ ncclResult_t sim_error(ncclResult_t rc, const char *fmt, ...)
 
 static ncclResult_t sim_check_comm(ncclComm_t comm)
 {
-  if (!comm || !comm->seg)
+  if (!comm || !comm->seg || comm->ended)
     return sim_error(ncclInvalidArgument, "invalid communicator");
   return ncclSuccess;
 }
@@ -73,6 +73,31 @@ static ncclResult_t sim_launch(struct sim_op *ops, int nops, cudaStream_t stream
     return sim_error(ncclUnhandledCudaError, "cannot launch on the stream (CUDA error %d)", (int)cr);
   }
   return ncclSuccess;
+}
+
+/* Launches a group's ops: one batch per stream, in order of first use,
+ * each on its stream (as NCCL launches a group's work for several devices
+ * on each device's stream); the ops of one stream keep their order. */
+static ncclResult_t sim_launch_group(struct sim_op *ops, int nops)
+{
+  struct sim_op *part = malloc((size_t)nops * sizeof *part);
+  if (!part)
+    return sim_error(ncclSystemError, "out of memory");
+  ncclResult_t rc = ncclSuccess;
+  for (int i = 0; i < nops && rc == ncclSuccess; i++) {
+    int first = 1;
+    for (int k = 0; k < i && first; k++)
+      first = ops[k].stream != ops[i].stream;
+    if (!first)
+      continue;
+    int n = 0;
+    for (int k = i; k < nops; k++)
+      if (ops[k].stream == ops[i].stream)
+        part[n++] = ops[k];
+    rc = sim_launch(part, n, ops[i].stream);
+  }
+  free(part);
+  return rc;
 }
 
 static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t stream);
@@ -120,8 +145,7 @@ static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t st
     g->ops = ops;
     g->cap = cap;
   }
-  if (g->nops == 0)
-    g->stream = stream;
+  op->stream = stream;
   g->ops[g->nops++] = *op;
   return ncclSuccess;
 }
@@ -129,7 +153,7 @@ static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t st
 static struct sim_op sim_op_make(enum sim_kind kind, ncclComm_t comm, const void *sendbuff, void *recvbuff,
                                  size_t count, ncclDataType_t dtype, ncclRedOp_t redop, int peer)
 {
-  struct sim_op op = { kind, comm, sendbuff, recvbuff, count, dtype, redop, peer, NULL, -1, -1, 0 };
+  struct sim_op op = { kind, comm, sendbuff, recvbuff, count, dtype, redop, peer, NULL, -1, -1, 0, NULL };
   return op;
 }
 
@@ -212,16 +236,57 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *new
   return sim_comm_split(comm, color, key, newcomm);
 }
 
+/* Finalize, destroy and abort follow NCCL 2.27/2.28 (src/init.cc):
+ *
+ * - ncclCommFinalize (a blocking comm) runs commDestroySync: it waits for
+ *   the comm's streams (ncclStrongStreamSynchronize of its host and device
+ *   streams), i.e. until every op this member launched on the comm has
+ *   completed, then stops its proxy.  There is no barrier of the members:
+ *   a member waits for the others only as far as its own launched ops need
+ *   them, so a finalize after an unmatched collective blocks for good.  A
+ *   second finalize of one comm is ncclInvalidArgument.
+ * - ncclCommDestroy runs commReclaim: a process's ranks of one
+ *   communicator (intraComm0, e.g. those of one ncclCommInitAll) count
+ *   their destroys (finalizeRankCnt); every one but the last returns at
+ *   once, the last one finalizes every rank not finalized yet (the same
+ *   wait) and frees them all.  commFree "should not involve any sync among
+ *   ranks": no rendezvous with the other processes' members either (the
+ *   proxy thread it joins serves this process's own connections: on one
+ *   node, with the P2P and SHM transports the simulator stands for).
+ * - ncclCommAbort sets the abort flag (the ops in flight return) and
+ *   reclaims like destroy, without the wait.  (NCCL's proxy thread would
+ *   also wait for peers still connected to it; the simulator's abort never
+ *   blocks, so that aborting a hung comm always returns.)
+ *
+ * The waits run in the exported function's own frame (sim_wait_ops is
+ * inlined, and sleeps without a hidden helper between), so the stack of a
+ * member blocked in finalize or destroy is nanosleep <- pncclCommFinalize
+ * or pncclCommDestroy, inside the NCCL call like the other waits. */
+static inline __attribute__((always_inline)) void sim_wait_ops(ncclComm_t comm)
+{
+  long ns = 1000;
+  while (atomic_load(&comm->pending) > 0 && !atomic_load(&comm->aborted)) {
+    struct timespec ts = { 0, ns };
+    nanosleep(&ts, NULL);
+    if (ns < 1000000L)
+      ns *= 2;
+  }
+}
+
 ncclResult_t pncclCommFinalize(ncclComm_t comm)
 {
+  if (!comm)
+    return ncclSuccess;
   ncclResult_t rc = sim_check_comm(comm);
   if (rc != ncclSuccess)
     return rc;
-  sim_comm_drain(comm);
+  if (comm->finalized)
+    return sim_error(ncclInvalidArgument, "ncclCommFinalize: the communicator is already finalized");
+  comm->finalized = 1;
+  sim_wait_ops(comm);
   return ncclSuccess;
 }
 
-/* Waits for the comm's launched ops, like NCCL's implicit finalize. */
 ncclResult_t pncclCommDestroy(ncclComm_t comm)
 {
   if (!comm)
@@ -229,14 +294,23 @@ ncclResult_t pncclCommDestroy(ncclComm_t comm)
   ncclResult_t rc = sim_check_comm(comm);
   if (rc != ncclSuccess)
     return rc;
-  sim_comm_drain(comm);
-  sim_comm_free(comm);
+  ncclComm_t all[SIM_LOCAL_MAX];
+  int n = sim_comm_release(comm, all);
+  for (int i = 0; i < n; i++) {
+    if (!all[i]->finalized && !atomic_load(&all[i]->aborted)) {
+      all[i]->finalized = 1;
+      sim_wait_ops(all[i]);
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (atomic_load(&all[i]->pending) == 0)
+      sim_comm_free(all[i]);    /* an aborted one with ops still running stays allocated */
   return ncclSuccess;
 }
 
-/* Stops the comm's ops in flight; frees it once they have returned (if
- * that takes more than a second, e.g. an op of the same batch hangs on
- * another comm, the comm is left allocated). */
+/* Stops the comm's ops in flight and reclaims it like destroy, once they
+ * have returned (if that takes more than a second, e.g. an op of the same
+ * batch hangs on another comm, the comm is left allocated). */
 ncclResult_t pncclCommAbort(ncclComm_t comm)
 {
   if (!comm)
@@ -250,9 +324,7 @@ ncclResult_t pncclCommAbort(ncclComm_t comm)
     struct timespec ts = { 0, 1000000L };
     nanosleep(&ts, NULL);
   }
-  if (atomic_load(&comm->pending) == 0)
-    sim_comm_free(comm);
-  return ncclSuccess;
+  return pncclCommDestroy(comm);
 }
 
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
@@ -312,7 +384,7 @@ ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int *device)
     return rc;
   if (!device)
     return sim_error(ncclInvalidArgument, "device is NULL");
-  *device = 0;
+  *device = comm->cuda_dev;
   return ncclSuccess;
 }
 
@@ -344,7 +416,7 @@ ncclResult_t pncclGroupEnd(void)
     return ncclSuccess;
   ncclResult_t rc = ncclSuccess;
   if (g->nops > 0)
-    rc = sim_launch(g->ops, g->nops, g->stream);
+    rc = sim_launch_group(g->ops, g->nops);
   g->nops = 0;
   free(g->ops);
   g->ops = NULL;
@@ -459,9 +531,10 @@ static void *initall_rank(void *p)
   return NULL;
 }
 
+/* Comm rank i is on device devlist[i] (i without a list): what
+ * ncclCommCuDevice says; the simulator has no devices to choose. */
 ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 {
-  (void)devlist; /* the simulator has no devices to choose */
   if (!comm || ndev < 1 || ndev > 64)
     return sim_error(ncclInvalidArgument, "comm is NULL or ndev %d invalid", ndev);
   struct initall_arg args[64];
@@ -484,6 +557,8 @@ ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
   for (int i = 0; i < ndev; i++)
     if (args[i].rc != ncclSuccess)
       return args[i].rc;
+  for (int i = 0; i < ndev; i++)
+    comm[i]->cuda_dev = devlist ? devlist[i] : i;
   return ncclSuccess;
 }
 

@@ -20,6 +20,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,12 +351,18 @@ static int sim_collective(const struct sim_op *op, const struct sim_run *run)
   }
 }
 
-/* Every Send and Recv of the batch, progressing together. */
-static int sim_p2p_all(const struct sim_batch *b)
+static int sim_is_p2p(const struct sim_op *op)
+{
+  return op->kind == SIM_SEND || op->kind == SIM_RECV;
+}
+
+/* Every Send and Recv of the batch on one comm handle, progressing
+ * together. */
+static int sim_p2p_all(const struct sim_batch *b, ncclComm_t comm)
 {
   int np = 0;
   for (int i = 0; i < b->nops; i++)
-    np += b->ops[i].kind == SIM_SEND || b->ops[i].kind == SIM_RECV;
+    np += sim_is_p2p(&b->ops[i]) && b->ops[i].comm == comm;
   if (!np)
     return 0;
   struct sim_xfer *x = calloc((size_t)np, sizeof *x);
@@ -368,7 +375,7 @@ static int sim_p2p_all(const struct sim_batch *b)
   for (int i = 0; i < b->nops; i++) {
     const struct sim_op *op = &b->ops[i];
     size_t bytes = op->count * sim_dtype_size(op->dtype);
-    if (op->kind != SIM_SEND && op->kind != SIM_RECV)
+    if (!sim_is_p2p(op) || op->comm != comm)
       continue;
     kch[nx] = sim_prof_kernel_ch(op, 0);
     pops[nx] = sim_prof_proxy_op(op, 0, op->peer, op->kind == SIM_SEND, 1);
@@ -393,21 +400,75 @@ static int sim_p2p_all(const struct sim_batch *b)
   return rc;
 }
 
-/* Collectives in order, then all p2p together; then the comms' pending
- * counts drop (CommDestroy waits for them). */
-void sim_batch_run(void *arg)
+/* The ops of one comm handle in a batch: its collectives in order, then
+ * its p2p together. */
+static void sim_part_run(const struct sim_batch *b, ncclComm_t comm)
 {
-  struct sim_batch *b = arg;
   for (int i = 0; i < b->nops; i++) {
     const struct sim_op *op = &b->ops[i];
-    if (op->kind != SIM_SEND && op->kind != SIM_RECV && op->count > 0) {
+    if (op->comm == comm && !sim_is_p2p(op) && op->count > 0) {
       struct sim_run run;
       sim_run_begin(op, &run);
       if (sim_collective(op, &run) == 0)
         sim_run_end(op, &run); /* an aborted op never finished: its events stay open */
     }
   }
-  sim_p2p_all(b);
+  sim_p2p_all(b, comm);
+}
+
+struct sim_part {
+  const struct sim_batch *b;
+  ncclComm_t comm;
+  pthread_t thread;
+  int started;
+};
+
+static void *sim_part_thread(void *arg)
+{
+  struct sim_part *p = arg;
+  sim_part_run(p->b, p->comm);
+  return NULL;
+}
+
+/* Runs a batch, then frees it; then the comms' pending counts drop
+ * (CommDestroy waits for them).  The ops of different comm handles run
+ * concurrently, one thread each, as NCCL runs a group's ops on several
+ * communicators (or on several devices' ranks of one communicator, the
+ * ncclCommInitAll way: one thread driving all of a process's devices)
+ * together: one handle's op never waits behind another's in the group. */
+void sim_batch_run(void *arg)
+{
+  struct sim_batch *b = arg;
+  struct sim_part *parts = calloc((size_t)b->nops, sizeof *parts);
+  int nparts = 0;
+  for (int i = 0; i < b->nops; i++) {
+    int first = 1;
+    for (int k = 0; k < i && first; k++)
+      first = b->ops[k].comm != b->ops[i].comm;
+    if (!first)
+      continue;
+    if (!parts) {
+      sim_part_run(b, b->ops[i].comm); /* no memory for threads: one after the other */
+      continue;
+    }
+    parts[nparts].b = b;
+    parts[nparts].comm = b->ops[i].comm;
+    nparts++;
+  }
+  for (int k = 1; k < nparts; k++) {
+    parts[k].started = pthread_create(&parts[k].thread, NULL, sim_part_thread, &parts[k]) == 0;
+    if (parts[k].started)
+      pthread_setname_np(parts[k].thread, "sim-stream");
+  }
+  if (nparts > 0)
+    sim_part_run(b, parts[0].comm);
+  for (int k = 1; k < nparts; k++) {
+    if (parts[k].started)
+      pthread_join(parts[k].thread, NULL);
+    else
+      sim_part_run(b, parts[k].comm);
+  }
+  free(parts);
   for (int i = 0; i < b->nops; i++) {
     if (!atomic_load(&b->ops[i].comm->aborted))
       sim_prof_stop(b->ops[i].comm, b->ops[i].prof); /* its Coll / P2p event */

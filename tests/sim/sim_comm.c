@@ -1,5 +1,6 @@
 /* sim_comm.c — communicator lifecycle of the simulator: init (a blocking
- * rendezvous of all members in shared memory), split, drain and free.
+ * rendezvous of all members in shared memory), split, shrink, the handles
+ * one process holds of a communicator, and free.
  *
  * A split child's unique id is derived from (parent id, index of the split
  * on the parent, color), so every member of one color computes the same id
@@ -33,6 +34,63 @@ static struct ncclComm *sim_comm_alloc(void)
   return c;
 }
 
+/* The handles this process holds of one communicator (by unique id).
+ * NCCL links a process's ranks of one communicator (comm->intraComm0, e.g.
+ * the ranks of one ncclCommInitAll) and frees them together, at the last
+ * one's ncclCommDestroy/Abort (commReclaim, src/init.cc). */
+struct sim_local {
+  unsigned char id[NCCL_UNIQUE_ID_BYTES];
+  int nhandles, nended;
+  struct ncclComm *handles[SIM_LOCAL_MAX];
+  struct sim_local *next;
+};
+
+static pthread_mutex_t local_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sim_local *locals;
+
+static void sim_local_add(ncclComm_t c)
+{
+  pthread_mutex_lock(&local_lock);
+  struct sim_local *e = locals;
+  while (e && (memcmp(e->id, c->id, NCCL_UNIQUE_ID_BYTES) || e->nhandles == SIM_LOCAL_MAX))
+    e = e->next;
+  if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+    memcpy(e->id, c->id, NCCL_UNIQUE_ID_BYTES);
+    e->next = locals;
+    locals = e;
+  }
+  if (e)
+    e->handles[e->nhandles++] = c;
+  pthread_mutex_unlock(&local_lock);
+}
+
+int sim_comm_release(ncclComm_t comm, ncclComm_t *out)
+{
+  int n = 0;
+  pthread_mutex_lock(&local_lock);
+  comm->ended = 1;
+  struct sim_local **pe = &locals;
+  for (; *pe; pe = &(*pe)->next) {
+    struct sim_local *e = *pe;
+    int k = 0;
+    while (k < e->nhandles && e->handles[k] != comm)
+      k++;
+    if (k == e->nhandles)
+      continue;
+    if (++e->nended == e->nhandles) {
+      n = e->nhandles;
+      memcpy(out, e->handles, (size_t)n * sizeof *out);
+      *pe = e->next;
+      free(e);
+    }
+    pthread_mutex_unlock(&local_lock);
+    return n;
+  }
+  pthread_mutex_unlock(&local_lock);
+  out[0] = comm;                /* not registered (out of memory at init): alone */
+  return 1;
+}
+
 ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id, int rank)
 {
   struct ncclComm *c = sim_comm_alloc();
@@ -50,6 +108,7 @@ ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id,
     return rc;
   }
   sim_prof_comm_init(c);
+  sim_local_add(c);
   *out = c;
   return ncclSuccess;
 }
@@ -124,13 +183,6 @@ ncclResult_t sim_comm_shrink(ncclComm_t comm, const int *excl, int nexcl, ncclCo
   /* offset the index so a shrink's id never equals a split's */
   sim_split_id(comm->id, 1000000 + comm->nshrinks++, set & 0x7fffffff, id);
   return sim_comm_init(newcomm, comm->nranks - nexcl, id, comm->rank - below);
-}
-
-void sim_comm_drain(ncclComm_t comm)
-{
-  unsigned iter = 0;
-  while (atomic_load(&comm->pending) > 0 && !atomic_load(&comm->aborted))
-    sim_backoff(&iter);
 }
 
 void sim_comm_free(ncclComm_t comm)

@@ -1,7 +1,8 @@
 /* sim_nccl.h — internals of the simulator's libnccl.so.2 (tests/sim), shared
  * by its files:
  *   nccl_sim.c   the exported API: argument checks, groups, launches
- *   sim_comm.c   communicator lifecycle: init, split, destroy
+ *   sim_comm.c   communicator lifecycle: init, split, shrink, the handles
+ *                of one process, free
  *   sim_shm.c    the shared-memory segment of a communicator: rendezvous,
  *                barrier, per-edge mailboxes and the progress loop
  *   sim_coll.c   the collective and p2p algorithms run on stream workers
@@ -47,6 +48,7 @@ struct sim_op {
   void *prof;                   /* its Coll / P2p profiler event (NULL: none) */
   int stall_peer, stall_channel; /* test knob: sends to this peer on this channel never move */
   int stall_kernel;             /* test knob: the kernel stops inside this op */
+  cudaStream_t stream;          /* in a group: the stream it was called with */
 };
 
 /* Ops launched together (one call, or one outermost group). */
@@ -73,15 +75,25 @@ struct ncclComm {
   void *prof_ctx;               /* the profiler plugin's context; NULL: not profiled */
   int prof_mask;                /* event types it asked for */
   uint64_t seq_number[SIM_RECV + 1]; /* NCCL's per-function collective counters */
+  int cuda_dev;                 /* ncclCommCuDevice: 0, or the devlist entry of ncclCommInitAll */
+  int finalized;                /* ncclCommFinalize (or destroy's implicit one) ran */
+  int ended;                    /* ncclCommDestroy/Abort called: the handle is invalid */
   struct ncclComm *next_free;   /* freed comms kept for reuse (sim_comm.c) */
 };
+
+/* Most handles of one communicator in one process (ncclCommInitAll). */
+#define SIM_LOCAL_MAX 64
 
 /* --- sim_comm.c --- */
 ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id, int rank);
 ncclResult_t sim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm);
 ncclResult_t sim_comm_shrink(ncclComm_t comm, const int *excl, int nexcl, ncclComm_t *newcomm);
-/* Blocks until every op launched on the comm has finished. */
-void sim_comm_drain(ncclComm_t comm);
+/* Marks the handle ended (destroyed or aborted).  When it was the last of
+ * this process's handles of its communicator (NCCL's intra-process ranks,
+ * e.g. those of one ncclCommInitAll), fills out with all of them (at most
+ * SIM_LOCAL_MAX) for the caller to finalize and free, and returns how
+ * many; otherwise returns 0 and the caller returns at once. */
+int sim_comm_release(ncclComm_t comm, ncclComm_t *out);
 /* Detaches and keeps the comm for reuse: a destroyed handle stays readable
  * and invalid (no segment). */
 void sim_comm_free(ncclComm_t comm);

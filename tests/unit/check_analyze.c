@@ -22,343 +22,7 @@
 #include "analyze.h"
 #include "frz.h"
 
-/* ---- a synthetic job ---------------------------------------------------------- */
-
-#define MAXR 16
-#define MAXC 4
-#define T0 1000000000000ull /* CLOCK_MONOTONIC of the first record */
-#define DT 1000000ull       /* 1 ms between ops */
-
-typedef struct job {
-  int n;
-  frz_process proc[MAXR];
-  frz_comm comm[MAXR][MAXC];
-  uint32_t ncomm[MAXR];
-  frz_record *rec[MAXR];
-  uint64_t nrec[MAXR], cap[MAXR];
-  int absent[MAXR]; /* no dump for this rank */
-} job;
-
-static job *job_new(int n)
-{
-  job *j = calloc(1, sizeof *j);
-  ck_assert_ptr_nonnull(j);
-  j->n = n;
-  for (int r = 0; r < n; r++) {
-    frz_process *p = &j->proc[r];
-    p->global_rank = r;
-    p->world_size = n;
-    p->local_rank = r % 4;
-    p->pid = 4000 + (uint32_t)r;
-    snprintf(p->host, sizeof p->host, "node%02d", r / 4);
-    snprintf(p->job_id, sizeof p->job_id, "job-42");
-    p->nccl_version = 22809;
-    p->recorder_version = 100;
-    p->anchor_realtime_ns = 1764452160000000000ull;
-    p->anchor_monotonic_ns = T0 - 1000 * DT;
-    p->trigger = FRZ_TRIGGER_TIMEOUT;
-    p->frame = 0;
-    p->trigger_time_ns = T0 + 60000 * DT;
-    p->frame_time_ns = T0 + 60000 * DT + 5 * DT;
-    p->trigger_rank = 0;
-    p->ring_capacity = 16384;
-    snprintf(p->trigger_text, sizeof p->trigger_text, "oldest op waited 60 s");
-  }
-  return j;
-}
-
-static void job_free(job *j)
-{
-  for (int r = 0; r < MAXR; r++) free(j->rec[r]);
-  free(j);
-}
-
-/* Give rank r comm rank `cr` of comm `id` (nranks members). */
-static void job_comm(job *j, int r, uint64_t id, int nranks, int cr)
-{
-  ck_assert_uint_lt(j->ncomm[r], MAXC);
-  frz_comm *c = &j->comm[r][j->ncomm[r]++];
-  memset(c, 0, sizeof *c);
-  c->comm_id = id;
-  c->nccl_comm_hash = id ^ 0x5a5a5a5a00000000ull;
-  c->handle = 0x7f0000001000ull + (uint64_t)j->ncomm[r] * 0x100;
-  c->nranks = nranks;
-  c->rank = cr;
-  c->split_color = -1;
-  c->cuda_device = r % 4;
-  c->last_enqueued_seq = c->last_started_seq = c->last_completed_seq = -1;
-}
-
-/* Every rank of the job joins comm `id` with comm rank = global rank. */
-static void job_world(job *j, uint64_t id)
-{
-  for (int r = 0; r < j->n; r++) job_comm(j, r, id, j->n, r);
-}
-
-static frz_comm *find_comm(job *j, int r, uint64_t id)
-{
-  for (uint32_t i = 0; i < j->ncomm[r]; i++)
-    if (j->comm[r][i].comm_id == id) return &j->comm[r][i];
-  ck_abort_msg("rank %d has no comm %llx", r, (unsigned long long)id);
-  return NULL;
-}
-
-static frz_record *push_rec(job *j, int r)
-{
-  if (j->nrec[r] == j->cap[r]) {
-    j->cap[r] = j->cap[r] ? j->cap[r] * 2 : 64;
-    j->rec[r] = realloc(j->rec[r], j->cap[r] * sizeof *j->rec[r]);
-    ck_assert_ptr_nonnull(j->rec[r]);
-  }
-  frz_record *x = &j->rec[r][j->nrec[r]];
-  memset(x, 0, sizeof *x);
-  x->id = j->proc[r].records_total++;
-  x->nccl_seq = UINT64_MAX; /* no profiler plugin */
-  x->algo = FRZ_ALGO_UNKNOWN;
-  x->proto = FRZ_PROTO_UNKNOWN;
-  j->nrec[r]++;
-  return x;
-}
-
-/* A collective on rank r, comm id, at the comm's next seq. */
-static void coll(job *j, int r, uint64_t id, unsigned op, uint64_t count, unsigned dtype,
-                 unsigned redop, int root, unsigned state)
-{
-  frz_comm *c = find_comm(j, r, id);
-  frz_record *x = push_rec(j, r);
-  x->comm_id = id;
-  x->seq = c->next_seq++;
-  x->op = (uint16_t)op;
-  x->kind = FRZ_KIND_COLL;
-  x->count = count;
-  x->dtype = (uint8_t)dtype;
-  x->redop = (uint8_t)redop;
-  x->peer = root;
-  x->stream = 0x5000 + (uint64_t)r;
-  x->call_site = 0x401000;
-  x->tid = 7000 + (uint32_t)r;
-  x->t_enqueue_ns = T0 + x->id * DT;
-  x->state = (uint8_t)state;
-  x->result = 0;
-  if (state >= FRZ_STATE_STARTED) x->t_start_ns = x->t_enqueue_ns + DT / 10;
-  if (state == FRZ_STATE_COMPLETED) x->t_complete_ns = x->t_enqueue_ns + DT / 2;
-  c->last_enqueued_seq = (int64_t)x->seq;
-  if (state >= FRZ_STATE_STARTED) c->last_started_seq = (int64_t)x->seq;
-  if (state == FRZ_STATE_COMPLETED && c->last_completed_seq + 1 == (int64_t)x->seq)
-    c->last_completed_seq = (int64_t)x->seq;
-}
-
-/* The usual op: AllReduce of 1M float32 (sum), a Broadcast every 4th seq. */
-static void step(job *j, int r, uint64_t id, unsigned state)
-{
-  frz_comm *c = find_comm(j, r, id);
-  if (c->next_seq % 4 == 3) coll(j, r, id, FRZ_OP_Broadcast, 4096, 7, 255, 0, state);
-  else coll(j, r, id, FRZ_OP_AllReduce, 1048576, 7, 0, -1, state);
-}
-
-/* Ranks [lo, hi] run `nops` completed ops on comm id. */
-static void run(job *j, int lo, int hi, uint64_t id, int nops)
-{
-  for (int r = lo; r <= hi; r++)
-    for (int k = 0; k < nops; k++) step(j, r, id, FRZ_STATE_COMPLETED);
-}
-
-/* A p2p op of rank r (comm rank = r on comm id) with its own pair seq. */
-static void p2p(job *j, int r, uint64_t id, unsigned op, int peer, uint64_t seq, unsigned state)
-{
-  frz_record *x = push_rec(j, r);
-  x->comm_id = id;
-  x->seq = seq;
-  x->op = (uint16_t)op;
-  x->kind = FRZ_KIND_P2P;
-  x->dir = op == FRZ_OP_Send ? FRZ_DIR_SEND : FRZ_DIR_RECV;
-  x->peer = peer;
-  x->count = 1024;
-  x->dtype = 7;
-  x->redop = 255;
-  x->state = (uint8_t)state;
-  x->t_enqueue_ns = T0 + x->id * DT;
-  if (state == FRZ_STATE_COMPLETED) x->t_complete_ns = x->t_enqueue_ns + DT / 2;
-  x->result = 0;
-}
-
-/* A lifecycle op of rank r on comm id at the comm's next seq; `arg` stands
- * for what differs by design between ranks (a split color). */
-static void life(job *j, int r, uint64_t id, unsigned op, uint64_t arg)
-{
-  frz_comm *c = find_comm(j, r, id);
-  frz_record *x = push_rec(j, r);
-  x->comm_id = id;
-  x->seq = c->next_seq++;
-  x->op = (uint16_t)op;
-  x->kind = FRZ_KIND_LIFE;
-  x->count = arg;
-  x->dtype = 255;
-  x->redop = 255;
-  x->peer = -1;
-  x->state = FRZ_STATE_COMPLETED;
-  x->t_enqueue_ns = T0 + x->id * DT;
-  x->t_complete_ns = x->t_enqueue_ns + DT / 2;
-  c->last_enqueued_seq = c->last_started_seq = c->last_completed_seq = (int64_t)x->seq;
-}
-
-/* Drop the oldest records of rank r so that comm id retains seqs >= first. */
-static void wrap(job *j, int r, uint64_t id, uint64_t first)
-{
-  uint64_t w = 0, dropped = 0;
-  for (uint64_t i = 0; i < j->nrec[r]; i++) {
-    const frz_record *x = &j->rec[r][i];
-    if (x->comm_id == id && x->seq < first) {
-      dropped++;
-      continue;
-    }
-    j->rec[r][w++] = *x;
-  }
-  j->nrec[r] = w;
-  frz_comm *c = find_comm(j, r, id);
-  c->first_retained_seq = first;
-  c->dropped_records = dropped;
-  j->proc[r].records_dropped = dropped;
-}
-
-static frz_dump dump_of(job *j, int r)
-{
-  frz_dump d;
-  memset(&d, 0, sizeof d);
-  d.version_major = FRZ_VERSION_MAJOR;
-  d.version_minor = FRZ_VERSION_MINOR;
-  d.process = j->proc[r];
-  d.ncomms = j->ncomm[r];
-  d.comms = malloc((d.ncomms ? d.ncomms : 1) * sizeof *d.comms);
-  ck_assert_ptr_nonnull(d.comms);
-  memcpy(d.comms, j->comm[r], d.ncomms * sizeof *d.comms);
-  d.nrecords = j->nrec[r];
-  d.records = malloc((d.nrecords ? d.nrecords : 1) * sizeof *d.records);
-  ck_assert_ptr_nonnull(d.records);
-  if (d.nrecords) memcpy(d.records, j->rec[r], d.nrecords * sizeof *d.records);
-  return d;
-}
-
-/* Analyse the job in memory. */
-static fa_analysis *analyse_opt(job *j, int stragglers_if_needed)
-{
-  fa_analysis *a = fa_new();
-  ck_assert_ptr_nonnull(a);
-  a->stragglers_if_needed = stragglers_if_needed;
-  for (int r = 0; r < j->n; r++) {
-    if (j->absent[r]) continue;
-    frz_dump d = dump_of(j, r);
-    char name[32];
-    snprintf(name, sizeof name, "rank%d", r);
-    ck_assert_int_eq(fa_add_dump(a, &d, name), 0);
-  }
-  ck_assert_int_eq(fa_run(a), 0);
-  if (getenv("FR_CHECK_SHOW")) { /* to look at the reports while writing tests */
-    fa_report_text(a, stdout);
-    fputs("----\n", stdout);
-  }
-  return a;
-}
-
-static fa_analysis *analyse(job *j) { return analyse_opt(j, 0); }
-
-/* Write rank r's dump as DIR/NAME. */
-static void write_rank(job *j, int r, const char *dir, const char *name)
-{
-  void *buf;
-  size_t len;
-  frz_error e;
-  ck_assert_int_eq(frz_encode(&j->proc[r], j->comm[r], j->ncomm[r], j->rec[r], j->nrec[r], 0,
-                              &buf, &len, &e),
-                   FRZ_OK);
-  ck_assert_int_eq(frz_write_file_atomic(dir, name, buf, len, &e), FRZ_OK);
-  free(buf);
-}
-
-static void write_job(job *j, const char *dir)
-{
-  for (int r = 0; r < j->n; r++) {
-    if (j->absent[r]) continue;
-    char name[128];
-    ck_assert_int_gt(frz_dump_filename(name, sizeof name, j->proc[r].job_id, j->proc[r].global_rank,
-                                       j->proc[r].pid, j->proc[r].frame),
-                     0);
-    write_rank(j, r, dir, name);
-  }
-}
-
-/* ---- assertions on the result ------------------------------------------------- */
-
-static int ranks_are(const fa_ranks *r, const int32_t *want, uint32_t n)
-{
-  if (r->n != n) return 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (r->v[i] != want[i]) return 0;
-  return 1;
-}
-
-#define RANKS_EQ(r, ...)                                                              \
-  do {                                                                                \
-    static const int32_t want_[] = {__VA_ARGS__};                                     \
-    char got_[256];                                                                   \
-    ck_assert_msg(ranks_are((r), want_, sizeof want_ / sizeof want_[0]),              \
-                  "ranks %s: got [%s]", #r, fa_format_ranks((r)->v, (r)->n, got_, sizeof got_)); \
-  } while (0)
-
-#define RANKS_NONE(r) ck_assert_msg((r)->n == 0, "%s not empty", #r)
-
-static const fa_comm *comm_of(const fa_analysis *a, uint64_t id)
-{
-  int32_t i = fa_find_comm(a, id);
-  ck_assert_int_ge(i, 0);
-  return &a->comms[i];
-}
-
-static cJSON *json_of(const fa_analysis *a)
-{
-  char *s = fa_report_json(a);
-  ck_assert_ptr_nonnull(s);
-  cJSON *j = cJSON_Parse(s);
-  ck_assert_msg(j != NULL, "analysis JSON does not parse");
-  free(s);
-  return j;
-}
-
-/* The JSON value at a dotted path ("verdict.stuck.seq"). */
-static cJSON *jget(cJSON *root, const char *path)
-{
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", path);
-  cJSON *cur = root;
-  for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && cur; k = strtok_r(NULL, ".", &save))
-    cur = cJSON_GetObjectItemCaseSensitive(cur, k);
-  ck_assert_msg(cur != NULL, "no %s in the JSON", path);
-  return cur;
-}
-
-/* A JSON array of numbers printed compactly, for comparisons. */
-static char *jtext(cJSON *root, const char *path)
-{
-  return cJSON_PrintUnformatted(jget(root, path));
-}
-
-#define JSON_IS(root, path, text)                                              \
-  do {                                                                         \
-    char *t_ = jtext((root), (path));                                          \
-    ck_assert_msg(strcmp(t_, (text)) == 0, "%s: expected %s, got %s", (path), (text), t_); \
-    cJSON_free(t_);                                                            \
-  } while (0)
-
-static char *text_of(const fa_analysis *a)
-{
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  ck_assert_ptr_nonnull(f);
-  ck_assert_int_eq(fa_report_text(a, f), 0);
-  fclose(f);
-  return buf;
-}
+#include "synth_job.h"
 
 /* ---- jobs of the cases --------------------------------------------------------- */
 
@@ -1481,6 +1145,85 @@ START_TEST(test_teardown_cycle)
 }
 END_TEST
 
+/* One process holding both comm ranks of a comm (ncclCommInitAll on two
+ * devices).  Its records say which comm rank made each (frz 1.3), so each
+ * comm entry sees its own: comm rank 1 did not enqueue seq 5.  The entries'
+ * counters say nothing (-1) here, so that only the records speak.  Records
+ * without a comm rank (before 1.3) are seen by both entries. */
+START_TEST(test_one_process_two_comm_ranks)
+{
+  const uint64_t clique = 0xa11a11a11a11a11aull;
+  job *j = job_new(1);
+  job_comm(j, 0, clique, 2, 0);
+  job_comm(j, 0, clique, 2, 1);
+  frz_comm *c0 = &j->comm[0][0], *c1 = &j->comm[0][1];
+  c0->cuda_device = 0;
+  c1->cuda_device = 1;
+  for (int k = 0; k < 6; k++) {
+    coll_on(j, 0, c0, FRZ_OP_AllReduce, 1024, 7, 0, -1, k < 5 ? FRZ_STATE_COMPLETED : FRZ_STATE_ENQUEUED);
+    if (k < 5) coll_on(j, 0, c1, FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_COMPLETED);
+  }
+  p2p(j, 0, clique, FRZ_OP_Send, 1, 0, FRZ_STATE_COMPLETED); /* comm rank 0's (the first entry) */
+  p2p(j, 0, clique, FRZ_OP_Send, 1, 1, FRZ_STATE_COMPLETED);
+  j->rec[0][j->nrec[0] - 1].comm_rank = -1; /* whose is not known: both entries' */
+  ck_assert_int_eq(j->rec[0][1].comm_rank, 1);
+  ck_assert_uint_eq(j->rec[0][1].cuda_device, 1);
+  for (int e = 0; e < 2; e++)
+    j->comm[0][e].last_enqueued_seq = j->comm[0][e].last_started_seq =
+        j->comm[0][e].last_completed_seq = -1;
+  for (int old = 0; old < 2; old++) {
+    if (old) /* the same records from a 1.2 recorder */
+      for (uint64_t k = 0; k < j->nrec[0]; k++) {
+        j->rec[0][k].comm_rank = -1;
+        j->rec[0][k].cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
+      }
+    fa_analysis *a = analyse(j);
+    const fa_comm *c = comm_of(a, clique);
+    ck_assert_int_eq(c->size, 2);
+    ck_assert_int_eq(c->members[0].entry, 0);
+    ck_assert_int_eq(c->members[1].entry, 1);
+    ck_assert_int_eq(c->members[0].last_enqueued, 5);
+    ck_assert_int_eq(c->members[1].last_enqueued, old ? 5 : 4);
+    ck_assert_int_eq(c->members[0].last_completed, 4);
+    ck_assert_int_eq(c->members[1].last_completed, 4);
+    const fa_frame *f = &a->frames[c->members[0].frame];
+    ck_assert_uint_eq(f->coll[0].len, old ? 11 : 6);
+    ck_assert_uint_eq(f->coll[1].len, old ? 11 : 5);
+    ck_assert_uint_eq(f->p2p[0].len, 2);
+    ck_assert_uint_eq(f->p2p[1].len, old ? 2 : 1);
+    for (uint32_t k = 0; k < f->coll[1].len; k++) /* in seq order */
+      ck_assert_uint_eq(f->dump.records[f->idx[f->coll[1].start + k]].seq, old ? k / 2 : k);
+    fa_free(a);
+  }
+  job_free(j);
+}
+END_TEST
+
+/* Four comm ranks of one comm in one process, records mostly without their
+ * comm rank: copying those to every entry would cost more than the frame's
+ * records, so the entries share one slice of all the comm's records. */
+START_TEST(test_comm_ranks_copy_budget)
+{
+  const uint64_t clique = 0xa11a11a11a11a11bull;
+  job *j = job_new(1);
+  for (int cr = 0; cr < 4; cr++) job_comm(j, 0, clique, 4, cr);
+  for (int k = 0; k < 11; k++) {
+    coll_on(j, 0, &j->comm[0][k < 10 ? 0 : 2], FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_COMPLETED);
+    if (k < 10) j->rec[0][k].comm_rank = -1;
+  }
+  fa_analysis *a = analyse(j);
+  const fa_comm *c = comm_of(a, clique);
+  ck_assert_int_eq(c->size, 4);
+  const fa_frame *f = &a->frames[c->members[0].frame];
+  for (int e = 0; e < 4; e++) {
+    ck_assert_uint_eq(f->coll[e].len, 11);
+    ck_assert_uint_eq(f->coll[e].start, f->coll[0].start);
+  }
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
 /* Proxy progress from hostile dumps: connections repeated, peers out of
  * range (negative, the comm size, INT32_MIN/MAX, itself), more steps done
  * than posted, a last change in the future, a rank field naming another
@@ -1690,6 +1433,8 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_clock_skew);
   tcase_add_test(t, test_chain_root);
   tcase_add_test(t, test_teardown_cycle);
+  tcase_add_test(t, test_one_process_two_comm_ranks);
+  tcase_add_test(t, test_comm_ranks_copy_budget);
   tcase_add_test(t, test_frames_progress_not_hung);
   tcase_add_test(t, test_progress_elsewhere_hides_no_hang);
   tcase_add_test(t, test_slow_job_in_flight);

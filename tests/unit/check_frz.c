@@ -115,6 +115,8 @@ static void fill_record(frz_record *r, uint64_t id)
   r->algo = (uint8_t)rnd();
   r->proto = (uint8_t)rnd();
   r->nchannels = (uint8_t)rnd();
+  r->cuda_device = (uint8_t)(rnd() | 1); /* never 0: version-2 padding tests need non-zero bytes */
+  r->comm_rank = (int32_t)(rnd() | 1);
 }
 
 static frz_record *make_records(uint64_t n)
@@ -200,6 +202,8 @@ static void assert_record_eq(const frz_record *a, const frz_record *b)
   ck_assert_uint_eq(a->algo, b->algo);
   ck_assert_uint_eq(a->proto, b->proto);
   ck_assert_uint_eq(a->nchannels, b->nchannels);
+  ck_assert_uint_eq(a->cuda_device, b->cuda_device);
+  ck_assert_int_eq(a->comm_rank, b->comm_rank);
 }
 
 /* ---- a standard small dump and helpers ------------------------------------------- */
@@ -706,7 +710,7 @@ START_TEST(test_stacks_roundtrip)
   ck_assert_int_eq(frz_encode_ex(&p, NULL, 0, NULL, 0, &x, 0, &out, &len, NULL), FRZ_OK);
   tfile f;
   t_parse(out, len, &f);
-  ck_assert_uint_eq(f.minor, 2);
+  ck_assert_uint_eq(f.minor, FRZ_VERSION_MINOR);
   ck_assert_uint_eq(f.n, 5);
   ck_assert_uint_eq(f.secs[3].type, 7);
   ck_assert_uint_eq(f.secs[3].item_size, 432);
@@ -833,7 +837,7 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(tget32(b + 24), 0);
   ck_assert_uint_eq(tget32(b + 28), 0);
   ck_assert_uint_eq(tget32(b + 176), frz_crc32(0, b, 176));
-  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 120}, versions[3] = {1, 1, 2};
+  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 120}, versions[3] = {1, 1, 3};
   const uint64_t counts[3] = {1, 3, 10};
   uint64_t pos = 180;
   for (int i = 0; i < 3; i++) {
@@ -889,7 +893,8 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(r[112], s.recs[4].algo);
   ck_assert_uint_eq(r[113], s.recs[4].proto);
   ck_assert_uint_eq(r[114], s.recs[4].nchannels);
-  ck_assert_uint_eq(r[115] | tget32(r + 116), 0);
+  ck_assert_uint_eq(r[115], s.recs[4].cuda_device); /* 1.3: RECORDS version 3 */
+  ck_assert_uint_eq(tget32(r + 116), (uint32_t)s.recs[4].comm_rank);
   t_free(&f);
   sample_free(&s);
 }
@@ -1004,7 +1009,7 @@ START_TEST(test_future_minor_layout)
   t_widen(&f.secs[1], 24);
   t_widen(&f.secs[2], 16);
   for (unsigned i = 0; i < f.n; i++)
-    f.secs[i].version = 2;
+    f.secs[i].version++;
   t_insert_unknown(&f, 3, 0x7E);
   size_t len;
   uint8_t *b = t_build(&f, &len);
@@ -1047,7 +1052,10 @@ START_TEST(test_records_v1_still_read)
     ck_assert_uint_eq(d.records[i].algo, FRZ_ALGO_UNKNOWN);
     ck_assert_uint_eq(d.records[i].proto, FRZ_PROTO_UNKNOWN);
     ck_assert_uint_eq(d.records[i].nchannels, 0);
+    ck_assert_uint_eq(d.records[i].cuda_device, FRZ_CUDA_DEVICE_UNKNOWN);
+    ck_assert_int_eq(d.records[i].comm_rank, -1);
   }
+  frz_dump_free(&d);
   /* a version 1 item with extra bytes is not read as version 2 */
   t_widen(r, 16);
   free(b);
@@ -1058,6 +1066,84 @@ START_TEST(test_records_v1_still_read)
   free(b);
   t_free(&f);
   sample_free(&s);
+}
+END_TEST
+
+/* A 1.2 file: RECORDS version 2, whose bytes 115..119 were reserved.  A
+ * reader takes cuda_device and comm_rank as unknown whatever they hold,
+ * both from 120-byte items (read in place) and from larger ones. */
+START_TEST(test_records_v2_reserved_unknown)
+{
+  sample s;
+  sample_make(&s, 20, 0);
+  tfile f;
+  t_parse(s.buf, s.len, &f);
+  tsec *r = &f.secs[2];
+  ck_assert_uint_eq(r->version, FRZ_RECORDS_VERSION);
+  r->version = 2;
+  f.minor = 2;
+  for (int wide = 0; wide < 2; wide++) {
+    if (wide) t_widen(r, 8);
+    int nonzero = 0;
+    for (uint64_t i = 0; i < r->count; i++)
+      nonzero |= r->raw[i * r->item_size + 115] | r->raw[i * r->item_size + 116];
+    ck_assert_int_ne(nonzero, 0); /* the "reserved" bytes are not zero */
+    size_t len;
+    uint8_t *b = t_build(&f, &len);
+    frz_dump d;
+    frz_error err;
+    ck_assert_msg(frz_decode(b, len, "v12.frz", &d, &err) == FRZ_OK, "%s", err.msg);
+    ck_assert_uint_eq(d.nrecords, 20);
+    for (uint64_t i = 0; i < d.nrecords; i++) {
+      frz_record want = s.recs[i];
+      want.cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
+      want.comm_rank = -1;
+      assert_record_eq(&d.records[i], &want); /* the version-2 fields are read */
+    }
+    frz_dump_free(&d);
+    free(b);
+  }
+  /* version 3 in a larger item (a newer minor): read */
+  r->version = 3;
+  size_t len;
+  uint8_t *b = t_build(&f, &len);
+  frz_dump d;
+  ck_assert_int_eq(frz_decode(b, len, NULL, &d, NULL), FRZ_OK);
+  for (uint64_t i = 0; i < d.nrecords; i++)
+    assert_record_eq(&d.records[i], &s.recs[i]);
+  frz_dump_free(&d);
+  free(b);
+  t_free(&f);
+  sample_free(&s);
+}
+END_TEST
+
+/* cuda_device and comm_rank (1.3) round trip at their limits. */
+START_TEST(test_record_rank_device_limits)
+{
+  frz_process p;
+  fill_process(&p);
+  static const struct { uint8_t dev; int32_t rank; } v[] = {
+      {FRZ_CUDA_DEVICE_UNKNOWN, -1}, {0, 0}, {7, 3}, {254, INT32_MAX}, {1, INT32_MIN}};
+  frz_record r[5];
+  for (int i = 0; i < 5; i++) {
+    fill_record(&r[i], (uint64_t)i);
+    r[i].cuda_device = v[i].dev;
+    r[i].comm_rank = v[i].rank;
+  }
+  void *out;
+  size_t len;
+  frz_dump d;
+  ck_assert_int_eq(frz_encode(&p, NULL, 0, r, 5, 0, &out, &len, NULL), FRZ_OK);
+  ck_assert_int_eq(frz_decode(out, len, NULL, &d, NULL), FRZ_OK);
+  ck_assert_uint_eq(d.nrecords, 5);
+  for (int i = 0; i < 5; i++) {
+    ck_assert_uint_eq(d.records[i].cuda_device, v[i].dev);
+    ck_assert_int_eq(d.records[i].comm_rank, v[i].rank);
+    assert_record_eq(&d.records[i], &r[i]);
+  }
+  frz_dump_free(&d);
+  free(out);
 }
 END_TEST
 
@@ -1807,6 +1893,8 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_minor_versions_accepted);
   tcase_add_test(t, test_future_minor_layout);
   tcase_add_test(t, test_records_v1_still_read);
+  tcase_add_test(t, test_records_v2_reserved_unknown);
+  tcase_add_test(t, test_record_rank_device_limits);
   tcase_add_test(t, test_proxy_sections);
   tcase_add_test(t, test_unknown_sections_skipped);
   tcase_add_test(t, test_structural_errors);

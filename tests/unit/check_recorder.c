@@ -219,6 +219,44 @@ START_TEST(inits_from_ids_clique_and_shrink_are_lifecycle_records) {
 }
 END_TEST
 
+/* One process driving three devices (ncclCommInitAll): every record says
+ * which comm rank made it and on which device (frz 1.3); records without a
+ * comm (the group's) say neither. */
+START_TEST(clique_records_name_their_comm_rank_and_device) {
+  enum { ND = 3 };
+  static const int devs[ND] = {2, 0, 1};
+  ncclComm_t all[ND];
+  ck_assert_int_eq(ncclCommInitAll(all, ND, devs), ncclSuccess);
+  float x[ND] = {0};
+  ck_assert_int_eq(ncclGroupStart(), ncclSuccess);
+  for (int i = 0; i < ND; i++)
+    ck_assert_int_eq(ncclAllReduce(&x[i], &x[i], 1, ncclFloat32, ncclSum, all[i], stream), ncclSuccess);
+  ck_assert_int_eq(ncclGroupEnd(), ncclSuccess);
+  ck_assert_int_eq(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  frz_dump d;
+  dump_now(&d);
+  const frz_comm *c0 = comm_of(&d, all[0]);
+  ck_assert_ptr_nonnull(c0);
+  const frz_record *r[16];
+  ck_assert_uint_eq(records_of(&d, c0->comm_id, r, 16), 2 * ND);
+  for (int i = 0; i < ND; i++) {
+    ck_assert_int_eq(r[i]->op, FRZ_OP_CommInitAll); /* in comm-rank order */
+    ck_assert_int_eq(r[i]->comm_rank, i);
+    ck_assert_int_eq(r[ND + i]->op, FRZ_OP_AllReduce);
+    ck_assert_int_eq(r[ND + i]->comm_rank, i);
+    ck_assert_uint_eq(r[ND + i]->cuda_device, (unsigned)devs[i]);
+    ck_assert_int_eq(comm_of(&d, all[i])->cuda_device, devs[i]);
+  }
+  for (uint64_t k = 0; k < d.nrecords; k++)
+    if (d.records[k].comm_id == 0) {
+      ck_assert_int_eq(d.records[k].comm_rank, -1);
+      ck_assert_uint_eq(d.records[k].cuda_device, FRZ_CUDA_DEVICE_UNKNOWN);
+    }
+  frz_dump_free(&d);
+  for (int i = 0; i < ND; i++) ck_assert_int_eq(ncclCommDestroy(all[i]), ncclSuccess);
+}
+END_TEST
+
 START_TEST(split_finalize_destroy_abort_are_lifecycle_records) {
   ncclComm_t c = one_rank_comm(), child = NULL, other = one_rank_comm();
   ck_assert_int_eq(ncclCommSplit(c, 3, 0, &child, NULL), ncclSuccess);
@@ -541,6 +579,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, call_sites_are_symbolised_in_the_dump);
   tcase_add_test(tc, errors_come_back_unchanged_and_are_recorded);
   tcase_add_test(tc, inits_from_ids_clique_and_shrink_are_lifecycle_records);
+  tcase_add_test(tc, clique_records_name_their_comm_rank_and_device);
   tcase_add_test(tc, split_finalize_destroy_abort_are_lifecycle_records);
   tcase_add_test(tc, simulated_group_gives_its_seq_back);
   tcase_add_test(tc, threads_on_their_own_comms_lose_nothing);

@@ -1,0 +1,164 @@
+/* absent.c — communicators that never formed: which comm ranks arrived in
+ * the creation call, and which global ranks never called it.
+ *
+ * A comm is created by all of its members in one call (ncclCommInitRank and
+ * its kin from a unique id; NCCL returns only once every comm rank has
+ * joined).  The recorder registers the comm and records its seq 0 when the
+ * call is entered, so a rank blocked in it has the comm in its dump, and a
+ * rank that never called it has not.  A comm rank no dump claims is then
+ * one of the ranks whose dump holds no record of the comm (or one that left
+ * no dump): when the evidence fixes which, that rank is absent (lagging in
+ * the comm's seq 0); else the member keeps its candidates. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Does the latest dump of rank index k hold comm `id`? */
+static int holds(const fa_analysis *a, uint32_t k, uint64_t id)
+{
+  const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+  for (uint32_t e = 0; e < d->ncomms; e++)
+    if (d->comms[e].comm_id == id) return 1;
+  return 0;
+}
+
+/* Never formed: no member with a dump completed its creation, and some
+ * member's creation record (seq 0) is still in its call. */
+static int never_formed(const fa_analysis *a, const fa_comm *c)
+{
+  int pending = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    if (m->last_completed >= 0 || m->counters_unknown) return 0;
+    const frz_record *rec = fa_member_record(a, m, 0);
+    if (rec && rec->kind == FRZ_KIND_LIFE && rec->state != FRZ_STATE_COMPLETED &&
+        rec->state != FRZ_STATE_FAILED)
+      pending = 1;
+  }
+  return pending;
+}
+
+/* The members' global ranks fit global = base + stride * comm rank (two
+ * members with dumps fix the line; one fixes it in a comm of the world's
+ * size with stride 1)?  Sets *base, *stride. */
+static int fits_line(const fa_analysis *a, const fa_comm *c, int64_t *base, int64_t *stride)
+{
+  int32_t r1 = -1, r2 = -1;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].rank >= 0) {
+      if (r1 < 0) r1 = r;
+      else if (r2 < 0) r2 = r;
+    }
+  if (r1 < 0) return 0;
+  int64_t g1 = c->members[r1].global_rank;
+  if (r2 >= 0) {
+    int64_t dg = (int64_t)c->members[r2].global_rank - g1, dr = r2 - r1;
+    if (dg == 0 || dg % dr) return 0;
+    *stride = dg / dr;
+  } else {
+    if (c->size != a->world_size || g1 != r1) return 0;
+    *stride = 1;
+  }
+  *base = g1 - *stride * r1;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].rank >= 0 && c->members[r].global_rank != *base + *stride * r) return 0;
+  return 1;
+}
+
+/* Is global rank g in the sorted set v[0..n)? */
+static int in_set(const int32_t *v, uint32_t n, int32_t g)
+{
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < g) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && v[lo] == g;
+}
+
+/* Place the unclaimed members of comm c, which never formed. */
+static int place(fa_analysis *a, fa_comm *c)
+{
+  /* candidates: flightrec dumps without the comm, and ranks without a dump
+   * (a PyTorch dump lists only some groups: no evidence either way) */
+  fa_ranks cand = {NULL, 0};
+  uint32_t cap = 0;
+  for (uint32_t k = 0; k < a->nranks; k++)
+    if (!fa_rank_latest(a, &a->ranks[k])->dump.pt && !holds(a, k, c->id) &&
+        fa_ranks_push(&cand, &cap, a->ranks[k].global_rank))
+      goto oom;
+  for (uint32_t i = 0; i < a->ranks_missing.n; i++)
+    if (fa_ranks_push(&cand, &cap, a->ranks_missing.v[i])) goto oom;
+  /* ranks already placed (inferred for members without a dump) are taken */
+  uint32_t keep = 0;
+  for (uint32_t i = 0; i < cand.n; i++) {
+    int taken = 0;
+    for (int32_t r = 0; r < c->size && !taken; r++)
+      taken = c->members[r].global_rank == cand.v[i];
+    if (!taken) cand.v[keep++] = cand.v[i];
+  }
+  cand.n = keep;
+  fa_ranks_sort(&cand);
+  int64_t base = 0, stride = 0;
+  int line = fits_line(a, c, &base, &stride);
+  uint32_t open = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank >= 0 || m->global_rank >= 0) continue;
+    int64_t g = base + stride * r;
+    if (line && g >= 0 && g <= INT32_MAX && in_set(cand.v, cand.n, (int32_t)g)) {
+      m->global_rank = (int32_t)g;
+      m->global_inferred = 1;
+    } else {
+      open++;
+    }
+  }
+  /* one open comm rank and one rank it can be */
+  if (open == 1 && cand.n == 1)
+    for (int32_t r = 0; r < c->size; r++) {
+      fa_member *m = &c->members[r];
+      if (m->rank < 0 && m->global_rank < 0) {
+        m->global_rank = cand.v[0];
+        m->global_inferred = 1;
+        open = 0;
+      }
+    }
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank >= 0) continue;
+    if (m->global_rank >= 0) {
+      m->absent = fa_find_rank(a, m->global_rank) >= 0;
+      c->nabsent += m->absent;
+      continue;
+    }
+    /* what it may be: the candidates no placed member took */
+    m->cand = malloc((cand.n ? cand.n : 1) * sizeof *m->cand);
+    if (!m->cand) goto oom;
+    for (uint32_t i = 0; i < cand.n; i++) {
+      int taken = 0;
+      for (int32_t q = 0; q < c->size && !taken; q++) taken = c->members[q].global_rank == cand.v[i];
+      if (!taken) m->cand[m->ncand++] = cand.v[i];
+    }
+  }
+  fa_ranks_free(&cand);
+  return 0;
+oom:
+  fa_ranks_free(&cand);
+  return -1;
+}
+
+int fa_absent_members(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_comm *c = &a->comms[ci];
+    if (!never_formed(a, c)) continue;
+    c->unformed = 1;
+    if (c->npresent < (uint32_t)c->size && place(a, c)) return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Waits that the creation of communicators makes, and comm ranks that share
+# a process (tests/scenarios/README.md): a comm that never forms because a
+# rank never calls its init (W=4, and one of two comms at W=8); pairwise comms
+# created lazily in inconsistent orders, a cycle of init waits (W=3, W=4: a
+# deadlock, though no dump places the other end of each pair); one unique id
+# used by two and by three groups (a shared id, a hang inside the second
+# group at W=4); and one process driving several devices (CommInitAll) where
+# one device skips a collective (W=2, W=3).
+. "$FR_SRCDIR/tests/e2e/lib.sh"
+fr_tmpdir
+for name in v-init-never-called-w4 v-init-never-called-w8 v-init-pair-cycle-w3 \
+  v-init-pair-cycle-w4 v-shared-uid-w4 v-shared-uid-w6 v-initall-skip-dev-w2 \
+  v-initall-skip-dev-w3; do
+  run_case "$name"
+  expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
+  echo "$name: ok"
+done
+# the comm that never formed names who arrived and who did not
+run_case v-init-never-called-w4
+grep -q 'never called CommInitRank' "$FR_TMP/run/verdict.txt" || fail "verdict does not say who never called the init"
+grep -q 'never formed:   comm ranks 0-2 arrived' "$FR_TMP/run/verdict.txt" || fail "details do not list the arrived comm ranks"
+# the CommInitAll verdict names the comm rank and device
+run_case v-initall-skip-dev-w2
+grep -q 'comm rank 1 (device 1) of rank 0 never entered' "$FR_TMP/run/verdict.txt" ||
+  fail "verdict does not name the device that skipped"

@@ -1,0 +1,89 @@
+/* job.h — internals of fr-scenario-job shared by job.c (the loop, faults,
+ * collectives), lifecycle.c (the communicators: creation, destroy,
+ * finalize, abort, teardown) and sites.c (every NCCL call, made from the
+ * named call sites). */
+#ifndef FR_SCENARIO_JOB_H
+#define FR_SCENARIO_JOB_H
+
+#include "fr_cuda.h"
+#include "scenario.h"
+
+/* A comm of the scenario as this rank holds it. */
+struct job_comm {
+  int created;                  /* its creation ran (before the loop, create, first op, or destroy/abort first) */
+  int ndev;                     /* handles: 1, or an initall comm's devices */
+  ncclComm_t *h;                /* per device; NULL: not held (not a member, destroyed, aborted) */
+};
+
+/* Buffers of one body op on one device, grown on demand (never freed
+ * while a stream may still use them: replaced ones go to the graveyard). */
+struct job_buf {
+  CUdeviceptr send, recv;
+  size_t send_cap, recv_cap;
+};
+
+struct job {
+  struct scenario sc;
+  int grank;
+  int verbose;
+  int nstreams;                 /* sc.max_devices */
+  CUstream *streams;            /* [0] the main stream, [d] device d's (initall comms) */
+  struct job_comm *comms;       /* per scenario comm */
+  struct job_buf *bufs;         /* per (body op, device): [op * nstreams + dev] */
+  CUdeviceptr *grave;
+  int ngrave;
+};
+
+/* One NCCL call, as sites.c makes it. */
+enum job_nc {
+  JN_COLL,                      /* a collective or p2p call of kind `kind` */
+  JN_GROUP_START, JN_GROUP_END,
+  JN_INIT_RANK, JN_SPLIT, JN_SHRINK, JN_INIT_ALL,
+  JN_DESTROY, JN_FINALIZE, JN_ABORT
+};
+
+struct job_ncall {
+  enum job_nc what;
+  enum sc_kind kind;
+  ncclComm_t comm;              /* the comm called, or the parent of a split/shrink */
+  const void *send;
+  void *recv;
+  size_t count;
+  ncclDataType_t dtype;
+  ncclRedOp_t redop;
+  int root, peer;
+  cudaStream_t stream;
+  ncclComm_t *out;              /* creation: the new handle(s) */
+  int nranks, rank;             /* JN_INIT_RANK; JN_INIT_ALL: nranks devices */
+  ncclUniqueId id;
+  int color, key;               /* JN_SPLIT */
+  int *excl, nexcl;             /* JN_SHRINK */
+};
+
+/* sites.c: makes the call from job_site_SITE (1..SC_MAX_SITES), or from
+ * job_ncall itself for site 0. */
+ncclResult_t job_ncall(int site, const struct job_ncall *c);
+
+/* job.c */
+void job_fatal(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+void job_nccl_check(const struct job *j, ncclResult_t rc, const char *what, int line);
+
+/* lifecycle.c */
+/* Creates every comm that is not late, in file order. */
+void job_comms_init(struct job *j);
+/* Runs the creation of comm i on this rank if it has not run (create, or
+ * the first op on a late comm); site: the op's call site. */
+void job_comm_create(struct job *j, int i, int site);
+/* Whether this rank takes part in op's communication at all: a member of
+ * its comm (for a split's create: of the parent, which calls the split
+ * even without a color). */
+int job_comm_takes_part(const struct job *j, const struct sc_op *op);
+/* Created and no handle left: destroyed or aborted (later ops skip). */
+int job_comm_gone(const struct job *j, int i);
+/* Destroy, finalize or abort of device d's handle of comm i (a comm not
+ * created yet is just marked gone by destroy and abort). */
+void job_comm_end(struct job *j, int i, int d, enum sc_kind kind, int site, int line);
+/* Destroys every comm still held, in reverse file order. */
+void job_comms_teardown(struct job *j);
+
+#endif /* FR_SCENARIO_JOB_H */

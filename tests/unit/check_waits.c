@@ -1,0 +1,179 @@
+/* check_waits.c — unit tests of the analyzer's rules on the creation of
+ * communicators: comms that never formed (absent.c), one unique id used by
+ * several groups (instances.c), and the wait-for graph through them
+ * (waitgraph.c), on synthetic jobs (synth_job.h). */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth_job.h"
+
+#define WORLD 0x00000000000000c1ull
+
+/* Rank r enters the creation of comm id (comm rank cr of nranks) and does
+ * not return: the recorder's entry and seq 0 in call. */
+static void init_in_call(job *j, int r, uint64_t id, int nranks, int cr)
+{
+  job_comm(j, r, id, nranks, cr);
+  frz_comm *c = find_comm(j, r, id);
+  c->flags = FRZ_CF_PENDING;
+  frz_record *x = push_rec_of(j, r, c);
+  x->seq = c->next_seq++;
+  x->op = FRZ_OP_CommInitRank;
+  x->kind = FRZ_KIND_LIFE;
+  x->dtype = x->redop = 255;
+  x->peer = -1;
+  x->state = FRZ_STATE_ENQUEUED;
+  x->flags = FRZ_RF_IN_CALL | FRZ_RF_NO_TRACKING;
+  x->result = -1;
+  x->t_enqueue_ns = T0 + x->id * DT;
+  c->last_enqueued_seq = 0;
+}
+
+/* Ranks 0-2 wait in the init of a 4-rank comm; rank 3, idle after the
+ * world's ops, never called it: it is lagging and the root cause. */
+START_TEST(test_never_formed_names_who_never_called)
+{
+  const uint64_t x = 0x1111222233334444ull;
+  for (int variant = 0; variant < 2; variant++) {
+    /* variant 1: the comm's rank order is reversed (key = -rank) */
+    job *j = job_new(4);
+    job_world(j, WORLD);
+    run(j, 0, 3, WORLD, 5);
+    for (int r = 0; r < 3; r++) init_in_call(j, r, x, 4, variant ? 3 - r : r);
+    fa_analysis *a = analyse(j);
+    const fa_comm *c = comm_of(a, x);
+    ck_assert(c->unformed);
+    ck_assert_uint_eq(c->nabsent, 1);
+    const fa_member *m = &c->members[variant ? 0 : 3];
+    ck_assert(m->absent);
+    ck_assert_int_eq(m->global_rank, 3);
+    ck_assert_int_eq(m->state, FA_MEMBER_LAGGING);
+    ck_assert_int_eq(a->verdict.status, FA_STATUS_HANG);
+    RANKS_EQ(&a->verdict.lagging, 3);
+    RANKS_EQ(&a->verdict.root_cause, 3);
+    ck_assert_uint_eq(a->verdict.nlinks, 0); /* a comm that never formed has no links */
+    ck_assert_ptr_nonnull(strstr(a->verdict.summary, "never called CommInitRank"));
+    fa_free(a);
+    job_free(j);
+  }
+}
+END_TEST
+
+/* Pairwise comms, each rank in the creation of its first pair: nothing
+ * places the other end of any pair, yet every rank waits for good: a
+ * deadlock, every rank a root cause, the cycle's steps uncertain. */
+START_TEST(test_pair_init_cycle_is_a_deadlock)
+{
+  for (int n = 3; n <= 5; n++) {
+    job *j = job_new(n);
+    job_world(j, WORLD);
+    run(j, 0, n - 1, WORLD, 3);
+    for (int r = 0; r < n; r++) init_in_call(j, r, 0xab00000000000000ull + (uint64_t)r, 2, 0);
+    fa_analysis *a = analyse(j);
+    ck_assert_int_eq(a->verdict.status, FA_STATUS_DEADLOCK);
+    ck_assert_uint_eq(a->verdict.root_cause.n, (uint32_t)n);
+    ck_assert_uint_gt(a->verdict.ncycle, 0);
+    int uncertain = 0;
+    for (uint32_t i = 0; i < a->verdict.ncycle; i++) uncertain |= a->verdict.cycle[i].uncertain;
+    ck_assert(uncertain);
+    fa_free(a);
+    job_free(j);
+  }
+}
+END_TEST
+
+/* The same pairs, but one rank is free (idle, outside NCCL): it may be the
+ * other end of a pair, so nothing is certain: no deadlock, and no rank
+ * reached only through an uncertain wait is blamed. */
+START_TEST(test_pair_init_with_a_free_rank_blames_nobody_unsure)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 3);
+  for (int r = 0; r < 3; r++) init_in_call(j, r, 0xcd00000000000000ull + (uint64_t)r, 2, 0);
+  fa_analysis *a = analyse(j);
+  ck_assert_int_ne(a->verdict.status, FA_STATUS_DEADLOCK);
+  RANKS_NONE(&a->verdict.root_cause);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* Two pairs make their comm from one unique id, the second 50 ms later;
+ * rank 3 never enters seq 3 of it: the hang is inside the second group
+ * (not "all joined"), and the shared id is a finding. */
+START_TEST(test_shared_id_groups_analysed_apart)
+{
+  const uint64_t p = 0x5eed5eed5eed5eedull;
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  run(j, 0, 3, WORLD, 2);
+  for (int r = 0; r < 4; r++) {
+    job_comm(j, r, p, 2, r % 2);
+    if (r >= 2) j->proc[r].records_total += 50; /* enters the creation later */
+    life(j, r, p, FRZ_OP_CommInitRank, 0);
+    for (int k = 0; k < 3; k++) step(j, r, p, FRZ_STATE_COMPLETED);
+  }
+  step(j, 2, p, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  ck_assert_uint_eq(a->verdict.nshared, 1);
+  const fa_comm *c0 = &a->comms[a->verdict.shared[0]], *c1 = c0 + 1;
+  ck_assert_uint_eq(c0->ninstances, 2);
+  ck_assert_int_eq(c0->members[0].global_rank, 0);
+  ck_assert_int_eq(c0->members[1].global_rank, 1);
+  ck_assert_int_eq(c1->members[0].global_rank, 2);
+  ck_assert_int_eq(c1->members[1].global_rank, 3);
+  ck_assert(!c0->stuck);
+  ck_assert(c1->stuck);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HANG);
+  ck_assert(!a->verdict.all_joined);
+  RANKS_EQ(&a->verdict.root_cause, 3);
+  cJSON *js = json_of(a);
+  JSON_IS(js, "verdict.shared_ids", "[{\"comm\":\"5eed5eed5eed5eed\",\"groups\":[[0,1],[2,3]]}]");
+  cJSON_Delete(js);
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+/* One process, three comm ranks of one comm (CommInitAll): comm rank 1
+ * never enqueued seq 4 while 0 and 2 wait in it: the process's own call
+ * is missing: a hang with rank 0 the root cause, not a cycle on itself. */
+START_TEST(test_initall_own_missing_call)
+{
+  const uint64_t clique = 0xc11c0e0000000001ull;
+  job *j = job_new(1);
+  for (int d = 0; d < 3; d++) job_comm(j, 0, clique, 3, d);
+  for (int k = 0; k < 5; k++)
+    for (int d = 0; d < 3; d++)
+      if (k < 4) coll_on(j, 0, &j->comm[0][d], FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_COMPLETED);
+      else if (d != 1) coll_on(j, 0, &j->comm[0][d], FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_STARTED);
+  fa_analysis *a = analyse(j);
+  ck_assert_int_eq(a->verdict.status, FA_STATUS_HANG);
+  ck_assert_ptr_null(a->verdict.cycle);
+  RANKS_EQ(&a->verdict.root_cause, 0);
+  ck_assert_ptr_nonnull(strstr(a->verdict.summary, "comm rank 1"));
+  fa_free(a);
+  job_free(j);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("waits");
+  TCase *t = tcase_create("init");
+  tcase_add_test(t, test_never_formed_names_who_never_called);
+  tcase_add_test(t, test_pair_init_cycle_is_a_deadlock);
+  tcase_add_test(t, test_pair_init_with_a_free_rank_blames_nobody_unsure);
+  tcase_add_test(t, test_shared_id_groups_analysed_apart);
+  tcase_add_test(t, test_initall_own_missing_call);
+  suite_add_tcase(s, t);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
