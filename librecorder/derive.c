@@ -1,7 +1,9 @@
 /* derive.c — communicators made from another one: CommSplit, CommShrink
  * (NCCL 2.27+) and CommGrow / CommGetUniqueId (NCCL 2.29+).
  *
- * The call is a record in the parent's collective sequence; the child's
+ * A split is a record in the parent's collective sequence (every member of
+ * the parent calls it); a shrink, which only the survivors call, is seq 0
+ * of the child (and an unsequenced record on the parent).  The child's
  * identity is a hash of (parent comm_id, index of this split/shrink on the
  * parent, color / excluded set), which every member computes alike.
  */
@@ -53,6 +55,25 @@ FR_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
   return r;
 }
 
+/* The child's size and this rank's rank in it: the parent's without the
+ * distinct excluded ranks (NCCL: the survivors keep their order). */
+static void shrunk(const fr_comm *parent, const int *excl, int nexcl, int *size, int *rank) {
+  int gone = 0, below = 0;
+  for (int i = 0; excl && i < nexcl; i++) {
+    int dup = 0;
+    for (int k = 0; k < i && !dup; k++) dup = excl[k] == excl[i];
+    if (dup || excl[i] < 0 || excl[i] >= parent->nranks) continue;
+    gone++;
+    below += excl[i] < parent->rank;
+  }
+  *size = parent->nranks > 0 ? parent->nranks - gone : -1;
+  *rank = parent->rank >= 0 ? parent->rank - below : -1;
+}
+
+/* Only the survivors call it (the excluded ranks are typically dead), so it
+ * is no collective of the parent: recorded there unsequenced, and as seq 0
+ * of the child, registered when the call is entered like an init from
+ * unique ids (the survivors' creation of the child). */
 FR_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
                                       ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
   fr_CommShrink_fn real = fr_real_CommShrink();
@@ -62,18 +83,26 @@ FR_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, in
   fr_comm *parent = fr_comm_get((uintptr_t)comm);
   uint64_t t0 = fr_now_ns(), id = 0, index = 0;
   fr_slot *s = NULL;
+  init_call ic = {NULL, NULL, 0};
+  int slot = -1;
   if (parent) {
     index = atomic_fetch_add(&parent->nshrinks, 1);
-    s = fr_life_begin(parent, FRZ_OP_CommShrink, FRZ_KIND_LIFE, __builtin_return_address(0), &id);
+    s = fr_life_begin(parent, FRZ_OP_CommShrink, FRZ_KIND_NONE, __builtin_return_address(0), &id);
     s->rec.count = excludeRanksCount > 0 ? (uint64_t)excludeRanksCount : 0;
+    uint64_t cid = fr_comm_id_from_shrink(parent->comm_id, index, excludeRanksList,
+                                          excludeRanksList ? excludeRanksCount : 0);
+    int size, rank;
+    shrunk(parent, excludeRanksList, excludeRanksCount, &size, &rank);
+    slot = fr_prof_pending_add(cid, -1, -1);
+    ic = fr_init_begin(FRZ_OP_CommShrink, cid, size, rank, parent->cuda_device, __builtin_return_address(0));
+    if (ic.c) {
+      ic.c->parent_id = parent->comm_id;
+      atomic_fetch_or(&ic.c->flags, FRZ_CF_SHRINK);
+    }
   }
-  uint64_t cid = parent ? fr_comm_id_from_shrink(parent->comm_id, index, excludeRanksList,
-                                                 excludeRanksList ? excludeRanksCount : 0)
-                        : 0;
-  int slot = parent ? fr_prof_pending_add(cid, -1, -1) : -1;
   ncclResult_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   if (s) fr_life_done(s, id, r, t0);
-  add_child(slot, parent, newcomm, r, cid, FRZ_CF_SHRINK);
+  if (parent) fr_init_end(&ic, slot, newcomm, r, t0);
   fr_in_wrapper = 0;
   return r;
 }

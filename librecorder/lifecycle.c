@@ -62,7 +62,8 @@ void fr_init_end(init_call *ic, int slot, ncclComm_t *comm, ncclResult_t r, uint
   if (ic->c) {
     fr_comm_bind(ic->c, handle);
     if (r == ncclSuccess) atomic_fetch_and(&ic->c->flags, ~(uint32_t)FRZ_CF_PENDING);
-    else if (!ok) atomic_store(&ic->c->flags, (uint32_t)FRZ_CF_INIT_FAILED);
+    else if (!ok)
+      atomic_store(&ic->c->flags, (atomic_load(&ic->c->flags) & ~(uint32_t)FRZ_CF_PENDING) | FRZ_CF_INIT_FAILED);
   }
   fr_prof_pending_done(slot, handle ? ic->c : NULL, r == ncclInProgress);
   if (ic->s) fr_life_done(ic->s, ic->id, r, t0);

@@ -152,13 +152,16 @@ oom:
   return -1;
 }
 
+void fa_mark_unformed(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) a->comms[ci].unformed = (uint8_t)never_formed(a, &a->comms[ci]);
+}
+
 int fa_absent_members(fa_analysis *a)
 {
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     fa_comm *c = &a->comms[ci];
-    if (!never_formed(a, c)) continue;
-    c->unformed = 1;
-    if (c->npresent < (uint32_t)c->size && place(a, c)) return -1;
+    if (c->unformed && c->npresent < (uint32_t)c->size && place(a, c)) return -1;
   }
   return 0;
 }

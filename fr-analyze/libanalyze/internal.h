@@ -47,6 +47,8 @@ int fa_model_build(fa_analysis *a);        /* model.c: ranks, comms, members */
 /* absent.c: the members of comms that never formed that never called the
  * creation (fa_member.absent, .cand; fa_comm.unformed, .nabsent). */
 int fa_absent_members(fa_analysis *a);
+/* absent.c: set fa_comm.unformed (before the members are placed). */
+void fa_mark_unformed(fa_analysis *a);
 /* instances.c: the claims of one comm id (n claims: frame, entry, global
  * rank, sorted by global rank) split into the groups that each made a comm
  * of that id: inst[i] for each claim, *ninst groups (1: no conflict).

@@ -246,10 +246,15 @@ static int cmp_rec_seq(const void *x, const void *y, void *ctx)
   return (i > j) - (i < j);
 }
 
-/* How a record's seq is to be read (the record's kind, else its op's). */
-static unsigned rec_kind(const frz_record *r)
+/* How a record's seq is to be read: the record's kind; kind NONE is an
+ * unsequenced local event since frz 1.1 (CommAbort, CommRevoke, an async
+ * error, a shrink on its parent), and in 1.0 dumps and PyTorch imports
+ * stands for the op's kind. */
+static unsigned rec_kind(const frz_dump *d, const frz_record *r)
 {
-  return r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
+  if (r->kind != FRZ_KIND_NONE) return r->kind;
+  if (!d->pt && (d->version_major > 1 || d->version_minor >= 1)) return FRZ_KIND_NONE;
+  return (unsigned)frz_op_kind(r->op);
 }
 
 /* Index a frame's records by comm entry: collective/lifecycle records in seq
@@ -289,7 +294,7 @@ static int index_frame(fa_frame *f, uint64_t *orphans_out)
   uint64_t orphans = 0;
   for (uint32_t i = 0; i < nr; i++) {
     const frz_record *r = &d->records[i];
-    unsigned k = rec_kind(r);
+    unsigned k = rec_kind(d, r);
     int shared = 0;
     ru[i] = UINT32_MAX;
     if (k != FRZ_KIND_COLL && k != FRZ_KIND_LIFE && k != FRZ_KIND_P2P) continue;
@@ -326,7 +331,7 @@ static int index_frame(fa_frame *f, uint64_t *orphans_out)
     }
     for (uint32_t i = 0; i < nr; i++) {
       if (ru[i] == UINT32_MAX) continue;
-      int p2p = rec_kind(&d->records[i]) == FRZ_KIND_P2P;
+      int p2p = rec_kind(d, &d->records[i]) == FRZ_KIND_P2P;
       uint32_t g = u[ru[i]].group, lo = u[g].split ? ru[i] : g;
       uint32_t hi = u[g].split && rs[i] ? u[g].end : lo + 1;
       for (uint32_t k = lo; k < hi; k++) {
@@ -433,7 +438,7 @@ static void fill_member(const fa_analysis *a, fa_member *m)
     for (uint32_t k = 0; k < sl->len; k++) {
       const frz_record *r = &f->dump.records[f->idx[sl->start + k]];
       if ((r->flags & FRZ_RF_NO_TRACKING) && r->state != FRZ_STATE_COMPLETED &&
-          r->state != FRZ_STATE_FAILED && !(rec_kind(r) == FRZ_KIND_LIFE && (r->flags & FRZ_RF_IN_CALL)))
+          r->state != FRZ_STATE_FAILED && !(rec_kind(&f->dump, r) == FRZ_KIND_LIFE && (r->flags & FRZ_RF_IN_CALL)))
         untracked++;
     }
     if (untracked == sl->len) m->tracked = 0;
@@ -739,6 +744,8 @@ static void name_the_missing(fa_analysis *a)
   int32_t g = a->ranks_missing.v[0];
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     fa_comm *c = &a->comms[ci];
+    /* a comm that never formed may lack a rank that dumped (absent.c) */
+    if (c->unformed) continue;
     int32_t unknown = -1, n = 0, has_g = 0;
     for (int32_t r = 0; r < c->size; r++) {
       if (c->members[r].global_rank == g) has_g = 1;
@@ -757,6 +764,7 @@ int fa_model_build(fa_analysis *a)
 {
   if (choose_job(a) || order_frames(a) || build_ranks(a) || index_frames(a)) return -1;
   if (build_comms(a) || find_missing(a)) return -1;
+  fa_mark_unformed(a);
   name_the_missing(a);
   return fa_absent_members(a);
 }

@@ -6,16 +6,20 @@
 # deadlock, though no dump places the other end of each pair); one unique id
 # used by two and by three groups (a shared id, a hang inside the second
 # group at W=4); and one process driving several devices (CommInitAll) where
-# one device skips a collective (W=2, W=3).
+# one device skips a collective (W=2, W=3); a shrink that a survivor never
+# calls (its excluded rank left no dump, and is not the one blamed), and a
+# healthy shrink (called by the survivors only, no collective of the parent).
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 for name in v-init-never-called-w4 v-init-never-called-w8 v-init-pair-cycle-w3 \
   v-init-pair-cycle-w4 v-shared-uid-w4 v-shared-uid-w6 v-initall-skip-dev-w2 \
-  v-initall-skip-dev-w3; do
+  v-initall-skip-dev-w3 v-shrink-survivor-stops-w4; do
   run_case "$name"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   echo "$name: ok"
 done
+run_case healthy-shrink
+expect_exit 0 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
 # the comm that never formed names who arrived and who did not
 run_case v-init-never-called-w4
 grep -q 'never called CommInitRank' "$FR_TMP/run/verdict.txt" || fail "verdict does not say who never called the init"

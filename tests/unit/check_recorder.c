@@ -202,8 +202,9 @@ START_TEST(inits_from_ids_clique_and_shrink_are_lifecycle_records) {
   ck_assert(sfc->flags & FRZ_CF_REVOKED);
   ck_assert_uint_eq(records_of(&d, sfc->comm_id, r, 8), 3);
   ck_assert_int_eq(r[0]->op, FRZ_OP_CommInitRankScalable);
+  /* only the survivors call a shrink: unsequenced on the parent */
   ck_assert_int_eq(r[1]->op, FRZ_OP_CommShrink);
-  ck_assert_uint_eq(r[1]->seq, 1);
+  ck_assert_uint_eq(r[1]->kind, FRZ_KIND_NONE);
   ck_assert_int_eq(r[1]->state, FRZ_STATE_COMPLETED);
   ck_assert_int_eq(r[2]->op, FRZ_OP_CommRevoke);
   ck_assert_uint_eq(r[2]->kind, FRZ_KIND_NONE);
@@ -211,7 +212,14 @@ START_TEST(inits_from_ids_clique_and_shrink_are_lifecycle_records) {
   ck_assert_ptr_nonnull(child);
   ck_assert_uint_eq(child->parent_id, sfc->comm_id);
   ck_assert(child->flags & FRZ_CF_SHRINK);
+  ck_assert(!(child->flags & FRZ_CF_PENDING));
   ck_assert_int_eq(child->nranks, 1);
+  /* ... and the child's creation, seq 0 */
+  ck_assert_uint_eq(records_of(&d, child->comm_id, r, 8), 1);
+  ck_assert_int_eq(r[0]->op, FRZ_OP_CommShrink);
+  ck_assert_uint_eq(r[0]->seq, 0);
+  ck_assert_uint_eq(r[0]->kind, FRZ_KIND_LIFE);
+  ck_assert_int_eq(r[0]->state, FRZ_STATE_COMPLETED);
   frz_dump_free(&d);
   ck_assert_int_eq(ncclCommDestroy(shr), ncclSuccess);
   ck_assert_int_eq(ncclCommDestroy(sc), ncclSuccess);
