@@ -65,7 +65,11 @@ enum {
   FRZ_RF_PROFILER_SEEN = 1u << 2,  /* NCCL's profiler plugin reported this op */
   FRZ_RF_NO_TRACKING = 1u << 3,    /* completion not tracked (no libcuda, off, or event failure) */
   FRZ_RF_IN_CALL = 1u << 4,        /* the NCCL call had not returned at dump time */
-  FRZ_RF_SIMULATED = 1u << 5       /* issued in a group ended by ncclGroupSimulateEnd: never ran */
+  FRZ_RF_SIMULATED = 1u << 5,      /* issued in a group ended by ncclGroupSimulateEnd: never ran */
+  FRZ_RF_GROUP_OPEN = 1u << 6,     /* issued in a group whose ncclGroupEnd had not been called at
+                                      dump time: never launched (since 1.3) */
+  FRZ_RF_ABORTED = 1u << 7         /* in flight when this process called ncclCommAbort on its comm:
+                                      it never completed, whatever its events said after (since 1.3) */
 };
 
 /* Trigger reasons (process header) */

@@ -67,7 +67,8 @@ const char *const fd_comm_flag_names[FD_NCOMM_FLAGS] = {"init_failed", "destroye
                                                        "pending",     "unknown_id",  "async_error",
                                                        "revoked",     "finalized",   "shrink"};
 const char *const fd_rec_flag_names[FD_NREC_FLAGS] = {"group",   "graph",   "profiler",
-                                                     "untracked", "in_call", "simulated"};
+                                                     "untracked", "in_call", "simulated", "group_open",
+                                                     "aborted"};
 const char *const fd_thread_flag_names[FD_NTHREAD_FLAGS] = {"main", "in_nccl", "truncated", "dumper",
                                                            "last_nccl"};
 

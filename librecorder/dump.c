@@ -111,14 +111,15 @@ static uint64_t collect_backtraces(const frz_record *recs, uint64_t n) {
 
 /* 1 + the index of comm `id` in csnap through the open-addressing map, or
  * 0 when it is not there (or id is 0). */
-static uint32_t comm_index(const uint32_t *map, uint32_t msize, uint64_t id) {
+static uint32_t comm_index(const uint32_t *map, uint32_t msize, uint64_t id, int32_t rank) {
   if (!id) return 0;
   for (uint32_t h = (uint32_t)id & (msize - 1); map[h]; h = (h + 1) & (msize - 1))
-    if (csnap[map[h] - 1].comm_id == id) return map[h];
+    if (csnap[map[h] - 1].comm_id == id && (rank < 0 || csnap[map[h] - 1].rank == rank)) return map[h];
   return 0;
 }
 
-/* Per-comm summary from the retained records (two passes, comm lookup by id). */
+/* Per-comm summary from the retained records (two passes, comm lookup by id
+ * and comm rank: a process may hold several comm ranks of one comm). */
 static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
   uint32_t nc = fr_comm_count();
   for (uint32_t i = 0; i < nc; i++) {
@@ -162,7 +163,7 @@ static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
   for (int pass = 0; pass < 2; pass++)
     for (uint64_t k = 0; k < n; k++) {
       const frz_record *r = &recs[k];
-      uint32_t idx = comm_index(map, msize, r->comm_id);
+      uint32_t idx = comm_index(map, msize, r->comm_id, r->comm_rank);
       if (!idx || (r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_LIFE)) {
         if (idx && pass == 0 && csnap[idx - 1].dropped_records) csnap[idx - 1].dropped_records--;
         continue;

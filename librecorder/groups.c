@@ -30,8 +30,8 @@ uint64_t fr_group_id(void) { return group_id; }
 
 void fr_group_defer(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream) {
   if (!deferred_ops) deferred_ops = calloc(FR_GROUP_MAX, sizeof *deferred_ops);
-  if (!deferred_ops || ndeferred >= FR_GROUP_MAX) {
-    fr_rec_flags_set(s, FRZ_RF_NO_TRACKING, 0);
+  if (!deferred_ops || ndeferred >= FR_GROUP_MAX) { /* its launch will not be seen */
+    fr_rec_flags_set(s, FRZ_RF_NO_TRACKING, FRZ_RF_GROUP_OPEN);
     return;
   }
   deferred_ops[ndeferred++] = (deferred){s, id, c, stream};
@@ -57,8 +57,10 @@ FR_EXPORT ncclResult_t ncclGroupEnd(void) {
   if (--group_depth > 0) return real();
   fr_in_wrapper = 1;
   for (uint32_t i = 0; i < ndeferred; i++)
-    if (fr_ring_get(&fr_g.ring, deferred_ops[i].id))
+    if (fr_ring_get(&fr_g.ring, deferred_ops[i].id)) {
       fr_track_before(deferred_ops[i].slot, deferred_ops[i].id, deferred_ops[i].stream);
+      fr_rec_flags_set(deferred_ops[i].slot, 0, FRZ_RF_GROUP_OPEN); /* launched now */
+    }
   ncclResult_t r = real();
   for (uint32_t i = 0; i < ndeferred; i++) {
     deferred *d = &deferred_ops[i];
@@ -99,7 +101,7 @@ FR_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) {
     if (!fr_ring_get(&fr_g.ring, d->id)) continue;
     give_back_seq(d);
     d->slot->rec.kind = FRZ_KIND_NONE;
-    fr_rec_flags_set(d->slot, FRZ_RF_SIMULATED | FRZ_RF_NO_TRACKING, 0);
+    fr_rec_flags_set(d->slot, FRZ_RF_SIMULATED | FRZ_RF_NO_TRACKING, FRZ_RF_GROUP_OPEN);
   }
   ndeferred = 0;
   group_id = 0;

@@ -12,6 +12,24 @@
 
 /* Record `op` on the comm (sequenced unless kind NONE), run NCCL, finish the
  * record; `retire` forgets the handle first (destroy/abort free it). */
+/* Mark comm c's records still in flight as aborted: ncclCommAbort abandons
+ * them, and the events that pass afterwards say nothing of them (the
+ * watchdog stops tracking them). */
+static void mark_aborted(const fr_comm *c) {
+  fr_ring *ring = &fr_g.ring;
+  uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+  for (uint64_t id = head > ring->capacity ? head - ring->capacity : 0; id < head; id++) {
+    fr_slot *s = fr_ring_get(ring, id);
+    if (!s || s->rec.comm_id != c->comm_id || (s->rec.comm_rank >= 0 && s->rec.comm_rank != c->rank)) continue;
+    uint8_t st = __atomic_load_n(&s->rec.state, __ATOMIC_ACQUIRE);
+    if (st == FRZ_STATE_COMPLETED || st == FRZ_STATE_FAILED) continue;
+    if (s->rec.kind != FRZ_KIND_COLL && s->rec.kind != FRZ_KIND_P2P) continue;
+    /* done on the device already (the watchdog has not stamped it yet) */
+    if (!(s->rec.flags & FRZ_RF_NO_TRACKING) && fr_cuda_passed(s, 1) == 1) continue;
+    fr_rec_flags_set(s, FRZ_RF_ABORTED, 0);
+  }
+}
+
 static ncclResult_t around(ncclComm_t comm, unsigned op, unsigned kind, uint32_t flag, int retire,
                            ncclResult_t (*call)(ncclComm_t, int), int arg, void *site) {
   fr_in_wrapper = 1;
@@ -19,7 +37,9 @@ static ncclResult_t around(ncclComm_t comm, unsigned op, unsigned kind, uint32_t
   fr_slot *s = NULL;
   uint64_t id = 0, t0 = fr_now_ns();
   if (c) {
+    if (op == FRZ_OP_CommAbort) mark_aborted(c);
     s = fr_life_begin(c, op, kind, site, &id);
+    if (op == FRZ_OP_CommAbort) fr_request_dump(FRZ_TRIGGER_ABORT); /* with its own record */
     if (retire) fr_comm_retire(c, flag);
   }
   ncclResult_t r = call(comm, arg);
@@ -55,7 +75,6 @@ FR_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   fr_CommAbort_fn real = fr_real_CommAbort();
   if (!real) return ncclInvalidUsage;
   FR_PASS_IF_OFF_(real(comm))
-  if (fr_comm_find((uintptr_t)comm)) fr_request_dump(FRZ_TRIGGER_ABORT);
   return around(comm, FRZ_OP_CommAbort, FRZ_KIND_NONE, FRZ_CF_ABORTED, 1, call_abort, 0,
                 __builtin_return_address(0));
 }

@@ -52,6 +52,10 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
     frz_record *r = &s->rec;
     uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
     uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+    if (flags & FRZ_RF_ABORTED) { /* abandoned by ncclCommAbort: neither tracked nor waited for */
+      if (contiguous) st->from = id + 1;
+      continue;
+    }
     if (state == FRZ_STATE_ENQUEUED && (flags & FRZ_RF_NO_TRACKING) == 0 &&
         fr_cuda_passed(s, 0) == 1) {
       stamp(s, id, &r->t_start_ns, now);

@@ -74,7 +74,8 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->algo = FRZ_ALGO_UNKNOWN;
   r->proto = FRZ_PROTO_UNKNOWN;
   r->nchannels = 0;
-  __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP : 0u), __ATOMIC_RELAXED);
+  __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP | FRZ_RF_GROUP_OPEN : 0u),
+                   __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
   if (c) /* informative only: a plain increment (no locked RMW on every call) */

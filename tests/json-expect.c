@@ -14,8 +14,9 @@
  * or the side of a missing p2p link that posted and waits), except the
  * ahead ranks and a mismatch's culprits, whose own calls are the cause, and
  * ranks whose own work never finished somewhere (they wait on their device),
- * and ranks one of whose own comm ranks never entered the op they wait in
- * (several comm ranks in one process).
+ * ranks one of whose own comm ranks never entered the op they wait in
+ * (several comm ranks in one process), ranks whose process ended with an
+ * op in flight, and ranks that tore down a comm their peers wait in.
  * Exit status: 0 match, 1 differences, 2 a file cannot be read or parsed.
  */
 #include "config.h"
@@ -233,13 +234,30 @@ static int lags_itself(const cJSON *a, int g)
   return 0;
 }
 
+/* Is rank g a member with `key` true somewhere: "process_ended" (its
+ * process ended with an op in flight: it waits for nobody any more), or
+ * "tore_down" (it left a comm its peers wait in: its own doing)? */
+static int member_flag(const cJSON *a, int g, const char *key)
+{
+  const cJSON *c, *m;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(a, "comms"))
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(c, "members")) {
+      const cJSON *gr = cJSON_GetObjectItem(m, "global_rank");
+      if (cJSON_IsNumber(gr) && (int)gr->valuedouble == g && cJSON_IsTrue(cJSON_GetObjectItem(m, key)))
+        return 1;
+    }
+  return 0;
+}
+
 /* Does rank g wait inside an NCCL call on a peer according to analysis a?
  * A rank whose own work never finished somewhere waits on its own device;
  * one whose own call is missing where it waits waits on itself. */
 static int waits(const cJSON *a, int g)
 {
   const cJSON *c, *m, *l;
-  if (member_in_state(a, g, "unfinished") || lags_itself(a, g)) return 0;
+  if (member_in_state(a, g, "unfinished") || lags_itself(a, g) || member_flag(a, g, "process_ended") ||
+      member_flag(a, g, "tore_down"))
+    return 0;
   cJSON_ArrayForEach(c, cJSON_GetObjectItem(a, "comms")) {
     if (!cJSON_IsObject(cJSON_GetObjectItem(c, "stuck"))) goto links;
     cJSON_ArrayForEach(m, cJSON_GetObjectItem(c, "members")) {

@@ -149,7 +149,8 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh tests/e2e/recorder-faults.sh \
 	tests/e2e/recorder-sigstop.sh tests/e2e/recorder-dump-dir.sh tests/e2e/valgrind-tools.sh \
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh \
-	tests/e2e/scenario-lifecycle.sh tests/e2e/scenario-init-waits.sh
+	tests/e2e/scenario-lifecycle.sh tests/e2e/scenario-init-waits.sh tests/e2e/scenario-breakit.sh \
+	tests/e2e/random-hangs.sh tests/e2e/scenario-reactions.sh
 TESTS += $(E2E_TESTS)
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
 # stress (blocked, masked and many threads, hundreds of dumps); Python stacks
@@ -162,6 +163,13 @@ EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	tests/scenarios/README.md $(wildcard $(srcdir)/tests/scenarios/*.scn) \
 	$(wildcard $(srcdir)/tests/scenarios/*.expected.json)
 AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
+# `make check-random`: more random hung jobs than make check runs
+# (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED).
+EXTRA_DIST += tests/random-hangs tests/random-hangs.md
+check-random: all tests/run-scenario tests/json-expect
+	FR_RUN_SCENARIO=$(abs_top_builddir)/tests/run-scenario python3 $(top_srcdir)/tests/random-hangs \
+	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
+.PHONY: check-random
 DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh
 
 ## Sanitizer builds (--enable-sanitizers[=thread]): each test runs under

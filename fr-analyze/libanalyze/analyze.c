@@ -306,35 +306,59 @@ static void unknown_members(fa_analysis *a, fa_comm *c)
 }
 
 /* Is member m's record `at` (of comm `id`) queued on its stream behind an
- * op of another comm that did not finish?  Ops of one CUDA stream run in
+ * op of another comm, or a p2p op of this one, that did not finish?  Ops of one CUDA stream run in
  * order: one enqueued behind an unfinished op has not started (its start
  * event did not pass) and waits for that op, not for its own peers.  The
  * walk goes back from `at` over the same stream and stops at the first op
  * that completed (everything before it did too). */
 static int behind_on_stream(const fa_analysis *a, const fa_member *m, const frz_record *at, uint64_t id)
 {
+  return fa_rec_behind(&a->frames[m->frame].dump, at, id);
+}
+
+int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id)
+{
   if (!at || at->state != FRZ_STATE_ENQUEUED || !at->stream || (at->flags & FRZ_RF_NO_TRACKING))
     return 0;
-  const frz_dump *d = &a->frames[m->frame].dump;
   for (uint64_t i = (uint64_t)(at - d->records); i-- > 0;) {
     const frz_record *r = &d->records[i];
     if (r->stream != at->stream || (r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_P2P)) continue;
     if (r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED) return 0;
     if (r->comm_id != id && !(r->flags & FRZ_RF_NO_TRACKING)) return 1;
+    /* a p2p op of the same comm, launched before it (not in its group),
+     * runs before it too: the collective waits for that p2p op's peers */
+    if (r->comm_id == id && (r->kind == FRZ_KIND_P2P || at->kind == FRZ_KIND_P2P) &&
+        !(r->flags & FRZ_RF_NO_TRACKING) && !(r->group_id && r->group_id == at->group_id))
+      return 1;
   }
   return 0;
 }
 
+/* Is idle member m done with the comm: its process ended (its latest dump
+ * written at exit or on a fatal signal) or it tore the comm down?  One
+ * alive and idle (its dump asked for by the hang) may yet come: a host wait
+ * (a data loader, I/O) before the op, not the end of its work.  A PyTorch
+ * dump does not tell: taken as done. */
+static int finished(const fa_analysis *a, const fa_member *m)
+{
+  const fa_frame *f = &a->frames[m->frame];
+  if (f->dump.pt) return 1;
+  uint32_t t = f->dump.process.trigger;
+  const frz_comm *fc = &f->dump.comms[m->entry];
+  return t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH ||
+         (fc->flags & (FRZ_CF_DESTROYED | FRZ_CF_FINALIZED | FRZ_CF_ABORTED));
+}
+
 /* A lone member past a point where every other member (all with dumps) is
- * idle is ahead, and the others are not lagging. */
-static void find_ahead(fa_comm *c)
+ * idle and done with the comm is ahead, and the others are not lagging. */
+static void find_ahead(const fa_analysis *a, fa_comm *c)
 {
   if (c->size < 3 || c->nno_dump || c->nwaiting + c->npassed != 1) return;
   int32_t lone = -1;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_PASSED) lone = r;
-    else if (m->last_completed != m->last_enqueued) return;
+    else if (m->last_completed != m->last_enqueued || !finished(a, m)) return;
   }
   for (int32_t r = 0; r < c->size; r++)
     c->members[r].state = r == lone ? FA_MEMBER_AHEAD : FA_MEMBER_IDLE;
@@ -342,10 +366,58 @@ static void find_ahead(fa_comm *c)
   c->nahead = 1;
 }
 
+/* With members waiting in the stuck op (and none ahead), a member that tore
+ * the comm down at that seq, or aborted or destroyed it before, left it
+ * (waits for it end there, whatever it waits for elsewhere), and one whose
+ * process ended (its last
+ * dump written at exit or on a fatal signal) with the op in flight is gone:
+ * their part of the op never comes, so they are lagging (the cause), not
+ * idle or waiting. */
+static void left_or_gone(const fa_analysis *a, fa_comm *c)
+{
+  if (!c->stuck || c->nahead || !(c->nwaiting + c->npassed)) return;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->counters_unknown) continue;
+    const frz_record *at = fa_member_record(a, m, c->stuck_seq);
+    uint32_t trig = a->frames[m->frame].dump.process.trigger;
+    const frz_comm *fc = fa_member_comm(a, m);
+    if (m->state == FA_MEMBER_IDLE && at && fa_is_teardown(at->op) && m->last_enqueued >= (int64_t)c->stuck_seq) {
+      m->state = FA_MEMBER_LAGGING;
+      m->left = 1;
+      c->nlagging++;
+    } else if (m->state == FA_MEMBER_LAGGING && fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_DESTROYED))) {
+      m->left = 1; /* it aborted or destroyed the comm (unsequenced): it never comes */
+    } else if (m->state == FA_MEMBER_WAITING && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
+               c->nwaiting + c->npassed > 1 && !(fc && (fc->flags & FRZ_CF_ABORTED))) {
+      /* (one that aborted the comm waited, then gave up: still a waiter) */
+      m->state = FA_MEMBER_LAGGING;
+      m->gone = 1;
+      c->nwaiting--;
+      c->nlagging++;
+    }
+  }
+}
+
+/* Every member with a dump aborted the comm: what was in flight then was
+ * abandoned by all alike (a job's shutdown, or each rank giving up at the
+ * same point): nobody waits for anybody there. */
+static void all_aborted(const fa_analysis *a, fa_comm *c)
+{
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_comm *fc = m->rank >= 0 ? fa_member_comm(a, m) : NULL;
+    if (m->rank >= 0 && !(fc && (fc->flags & FRZ_CF_ABORTED))) return;
+  }
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].rank >= 0) c->members[r].last_completed = c->members[r].last_enqueued;
+}
+
 int fa_align_comm(fa_analysis *a, fa_comm *c)
 {
   if (!c->npresent) return 0;
   effective_completion(c);
+  all_aborted(a, c);
   int64_t lo = INT64_MAX, hi = -1, last = INT64_MAX;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
@@ -390,7 +462,8 @@ int fa_align_comm(fa_analysis *a, fa_comm *c)
       c->nwaiting++;
     }
   }
-  find_ahead(c);
+  find_ahead(a, c);
+  left_or_gone(a, c);
   unknown_members(a, c);
   return 0;
 }

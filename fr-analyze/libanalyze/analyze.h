@@ -111,6 +111,10 @@ typedef struct fa_member {
   uint8_t absent;          /* no dump claims this comm rank of a comm that never formed, and
                               global_rank is a rank whose dump holds no record of the comm: it
                               never called the comm's creation (lagging; rank stays -1) */
+  uint8_t left;            /* lagging because it tore the comm down (CommDestroy, CommFinalize,
+                              CommAbort at the stuck seq) while others wait in its op there */
+  uint8_t gone;            /* lagging because its process ended (its last dump was written at exit
+                              or on a fatal signal) with the stuck op in flight: its part never comes */
   int32_t *cand;           /* comm rank of a comm that never formed, claimed by no dump, whose
                               rank the evidence does not fix: the global ranks it may be (each
                               dumped without a record of the comm, or left no dump), sorted */
@@ -233,6 +237,7 @@ typedef struct fa_wait_step {
   int32_t rank;         /* global rank of the waiting member */
   uint64_t seq;
   int32_t waits_for;    /* global rank it waits for */
+  uint8_t p2p;          /* the wait is a p2p op's (seq is its p2p seq), not comm's collective */
   uint8_t uncertain;    /* waits_for is one of several ranks the awaited comm rank may be (of a
                            comm that never formed): every one of them waits for good too */
 } fa_wait_step;

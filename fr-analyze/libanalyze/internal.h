@@ -66,6 +66,11 @@ int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l);
  * waits for): lagging members, or when there are none, members without a
  * dump? */
 int fa_member_blamed(const fa_comm *c, const fa_member *m);
+/* Is record `at` of dump d (of comm `id`) queued on its CUDA stream behind
+ * an op that did not finish (of another comm; or, for a p2p op or behind
+ * one, of this comm too) and not of its group?  Ops of one stream run in
+ * order: it has not started and waits for that op. */
+int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id);
 /* The rank (index into a->ranks) of member m: its dump's, or for a member
  * that never called the comm's creation, its global rank's; -1 none. */
 int32_t fa_member_node(const fa_analysis *a, const fa_member *m);

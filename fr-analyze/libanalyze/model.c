@@ -443,6 +443,16 @@ static void fill_member(const fa_analysis *a, fa_member *m)
     }
     if (untracked == sl->len) m->tracked = 0;
     else past_untracked(f, sl, &m->last_completed, &m->unknown_from);
+    /* ops of a group whose GroupEnd never came were never launched: not
+     * enqueued as far as the comm is concerned */
+    for (uint32_t k = 0; k < sl->len; k++) {
+      const frz_record *r = &f->dump.records[f->idx[sl->start + k]];
+      if ((r->flags & FRZ_RF_GROUP_OPEN) && r->seq <= (uint64_t)FA_SEQ_MAX &&
+          (int64_t)r->seq - 1 < m->last_enqueued) {
+        m->last_enqueued = (int64_t)r->seq - 1;
+        break;
+      }
+    }
   }
   if (m->last_completed > m->last_enqueued) m->last_completed = m->last_enqueued;
 }

@@ -185,6 +185,9 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
       unsigned dir = rec_dir(rec);
       if (dir == FRZ_DIR_NONE || rec->peer < 0 || rec->peer >= c->size || rec->peer == r)
         continue;
+      /* not posted as far as its peer can tell: in a group never ended, or
+       * queued behind an unfinished op on its stream (it has not started) */
+      if ((rec->flags & FRZ_RF_GROUP_OPEN) || fa_rec_behind(&f->dump, rec, c->id)) continue;
       p2p_op *o = &ops[n++];
       o->src = dir == FRZ_DIR_SEND ? r : rec->peer;
       o->dst = dir == FRZ_DIR_SEND ? rec->peer : r;

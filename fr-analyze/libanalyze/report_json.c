@@ -227,7 +227,7 @@ static cJSON *cycle_arr(jctx *j)
     const fa_wait_step *s = &v->cycle[i];
     const fa_comm *c = &j->a->comms[s->comm];
     cJSON *o = op_ref(j, c, s->seq, 1);
-    if (!c->stuck) { /* blocked by p2p: seq is a p2p seq */
+    if (s->p2p) { /* blocked by p2p: seq is a p2p seq */
       cJSON_DeleteItemFromObject(o, "op");
       add(j, o, "op", str(j, "p2p"));
     }
@@ -371,6 +371,8 @@ static cJSON *member_obj(jctx *j, const fa_member *m)
   if (m->counters_unknown) add(j, o, "counters_unknown", chk(j, cJSON_CreateTrue()));
   if (m->behind) add(j, o, "behind_on_stream", chk(j, cJSON_CreateTrue()));
   if (m->absent) add(j, o, "never_joined", chk(j, cJSON_CreateTrue()));
+  if (m->left) add(j, o, "tore_down", chk(j, cJSON_CreateTrue()));
+  if (m->gone) add(j, o, "process_ended", chk(j, cJSON_CreateTrue()));
   if (m->ncand) {
     fa_ranks r = {m->cand, m->ncand};
     add(j, o, "may_be_ranks", ranks(j, &r));

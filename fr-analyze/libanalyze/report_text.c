@@ -352,8 +352,9 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
   if (v->ncycle) {
     fputs("  cycle:          ", o);
     for (uint32_t i = 0; i < v->ncycle; i++)
-      fprintf(o, "%s%d -[%s seq %llu]-> %d%s", i ? ",\n                  " : "", v->cycle[i].rank,
-              fa_hex(a->comms[v->cycle[i].comm].id, hex), (unsigned long long)v->cycle[i].seq,
+      fprintf(o, "%s%d -[%s %sseq %llu]-> %d%s", i ? ",\n                  " : "", v->cycle[i].rank,
+              fa_hex(a->comms[v->cycle[i].comm].id, hex), v->cycle[i].p2p ? "p2p " : "",
+              (unsigned long long)v->cycle[i].seq,
               v->cycle[i].waits_for, v->cycle[i].uncertain ? "?" : "");
     fputc('\n', o);
   }

@@ -53,6 +53,20 @@ static const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len)
   return buf;
 }
 
+/* Are all of c's lagging members ones that left it (how 1) or whose process
+ * ended with the op in flight (how 2)? */
+static int lagging_all(const fa_comm *c, int how)
+{
+  uint32_t n = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_LAGGING) continue;
+    if (how == 1 ? !m->left : !m->gone) return 0;
+    n++;
+  }
+  return n > 0;
+}
+
 /* Does some process hold several comm ranks of c (CommInitAll)? */
 static int several_per_process(const fa_comm *c)
 {
@@ -324,6 +338,18 @@ static int say_hang(const fa_analysis *a, sbuf *b)
                 ranks_phrase(&v->lagging, p1, sizeof p1),
                 r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "the creation", hex, c->size,
                 ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+    } else if (c->nlagging && lagging_all(c, 1)) {
+      if (fa_comm_ranks(c, FA_MEMBER_LAGGING, &o)) goto out;
+      sb_printf(b, "%s tore comm %s down (at seq %llu) while %s %s in %s there",
+                ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq,
+                ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
+      fa_ranks_free(&o);
+    } else if (c->nlagging && lagging_all(c, 2)) {
+      if (fa_comm_ranks(c, FA_MEMBER_LAGGING, &o)) goto out;
+      sb_printf(b, "%s ended with %s on comm %s in flight", ranks_phrase(&o, p1, sizeof p1), op, hex);
+      fa_ranks_free(&o);
+      if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
+      if (w.n) sb_printf(b, "; %s %s for it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
     } else if (c->nlagging) {
       sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
       if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
@@ -371,7 +397,13 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
 {
   const fa_verdict *v = &a->verdict;
   char hex[200], op[96];
-  sb_printf(b, "deadlock across %u communicator%s: ", v->ncycle, v->ncycle == 1 ? "" : "s");
+  uint32_t ncomms = 0; /* distinct comms of the cycle */
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    uint32_t k = 0;
+    while (k < i && v->cycle[k].comm != v->cycle[i].comm) k++;
+    ncomms += k == i;
+  }
+  sb_printf(b, "deadlock across %u communicator%s: ", ncomms, ncomms == 1 ? "" : "s");
   for (uint32_t i = 0; i < v->ncycle; i++) {
     const fa_wait_step *s = &v->cycle[i];
     const fa_comm *c = &a->comms[s->comm];
@@ -379,7 +411,7 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
       sb_printf(b, ", and so on (%u steps)", v->ncycle);
       return;
     }
-    if (c->stuck) op_phrase(a, c, s->seq, op, sizeof op);
+    if (!s->p2p) op_phrase(a, c, s->seq, op, sizeof op);
     else snprintf(op, sizeof op, "p2p seq %llu", (unsigned long long)s->seq);
     const char *maybe = s->uncertain ? " (or another rank that never called it)" : "";
     if (i == 0)

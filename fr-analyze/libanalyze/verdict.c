@@ -22,10 +22,18 @@ static int blocked(const fa_comm *c)
   return 0;
 }
 
+/* Did rank index k's process end (its latest dump written at exit or on a
+ * fatal signal)?  It waits for nobody any more: where waits for it end. */
+static int ended(const fa_analysis *a, int32_t k)
+{
+  uint32_t t = fa_rank_latest(a, &a->ranks[k])->dump.process.trigger;
+  return t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH;
+}
+
 /* The global ranks the waiting side of c waits for (the lagging side of its
  * stuck collective, else its members without a dump; the counterparts of
  * its unmatched p2p ops); *unknown counts those without a known rank. */
-static int blame(const fa_comm *c, fa_ranks *out, uint32_t *unknown)
+static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t *unknown)
 {
   uint32_t cap = 0;
   out->v = NULL;
@@ -45,6 +53,9 @@ static int blame(const fa_comm *c, fa_ranks *out, uint32_t *unknown)
   for (uint32_t i = 0; i < c->nlinks; i++) {
     const fa_link *l = &c->links[i];
     if (!l->p2p) continue;
+    /* a p2p op left pending by a process that ended waits for nobody */
+    int32_t wk = fa_find_rank(a, fa_p2p_waiter(l));
+    if (wk >= 0 && ended(a, wk)) continue;
     int32_t g = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
     if (g < 0) (*unknown)++;
     else if (fa_ranks_push(out, &cap, g)) return -1;
@@ -65,13 +76,13 @@ static void mark_waits(fa_analysis *a)
         const fa_member *m = &c->members[r];
         int waits = m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD ||
                     (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued);
-        if (m->rank >= 0 && waits && a->ranks[m->rank].wait_comm < 0)
+        if (m->rank >= 0 && waits && a->ranks[m->rank].wait_comm < 0 && !ended(a, m->rank))
           a->ranks[m->rank].wait_comm = (int32_t)ci;
       }
     for (uint32_t i = 0; i < c->nlinks; i++) {
       if (!c->links[i].p2p) continue;
       int32_t k = fa_find_rank(a, fa_p2p_waiter(&c->links[i]));
-      if (k >= 0 && a->ranks[k].wait_comm < 0) a->ranks[k].wait_comm = (int32_t)ci;
+      if (k >= 0 && a->ranks[k].wait_comm < 0 && !ended(a, k)) a->ranks[k].wait_comm = (int32_t)ci;
     }
   }
 }
@@ -161,7 +172,7 @@ static int chain_end(const fa_analysis *a, int32_t start, int32_t *end)
   for (uint32_t step = 0; step <= a->nranks; step++) {
     fa_ranks bl;
     uint32_t unknown;
-    if (blame(&a->comms[c], &bl, &unknown)) return -1;
+    if (blame(a, &a->comms[c], &bl, &unknown)) return -1;
     int32_t k = bl.n ? fa_find_rank(a, bl.v[0]) : -1;
     fa_ranks_free(&bl);
     *end = c;
@@ -274,7 +285,7 @@ static int choose_comm(fa_analysis *a, const fa_wgraph *g)
     if (!blocked(&a->comms[ci])) continue;
     fa_ranks bl;
     uint32_t unknown;
-    if (blame(&a->comms[ci], &bl, &unknown)) return -1;
+    if (blame(a, &a->comms[ci], &bl, &unknown)) return -1;
     int has = bl.n || unknown || a->comms[ci].nahead;
     if (has && is_root(a, g, (int32_t)ci, &bl, unknown) && better(a, (int32_t)ci, best_root))
       best_root = (int32_t)ci;
@@ -319,7 +330,20 @@ int fa_verdict_build(fa_analysis *a)
   if (v->comm >= 0 && !v->cycle) {
     const fa_comm *c = &a->comms[v->comm];
     uint32_t unknown;
-    if (blame(c, &v->lagging, &unknown)) return -1;
+    if (blame(a, c, &v->lagging, &unknown)) return -1;
+    /* the counterpart of an unmatched p2p op that waits inside an NCCL call
+     * itself (in this comm's stuck collective, say), or a member queued on
+     * its stream behind an op that waits, is not lagging: it waits */
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < v->lagging.n; i++) {
+      int32_t g = v->lagging.v[i], k = fa_find_rank(a, g);
+      int coll_lagging = 0;
+      for (int32_t r = 0; r < c->size && !coll_lagging; r++)
+        coll_lagging = c->members[r].global_rank == g && fa_member_blamed(c, &c->members[r]) &&
+                       !c->members[r].behind; /* (one behind on its stream waits for that op) */
+      if (coll_lagging || k < 0 || a->ranks[k].wait_comm < 0) v->lagging.v[keep++] = g;
+    }
+    v->lagging.n = keep;
     if (c->nunfinished && !c->nlagging) { /* they reached it: root causes, not lagging */
       v->unfinished = v->lagging;
       v->lagging = (fa_ranks){NULL, 0};
@@ -352,7 +376,10 @@ int fa_verdict_build(fa_analysis *a)
   }
   for (uint32_t i = 0; i < v->ahead.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
-  for (uint32_t i = 0; i < v->ncycle; i++)
+  /* the ranks of a cycle are its cause, unless a mismatch with a culprit
+   * made it (the calls that differ come first) */
+  int culprit = v->mismatch_comm >= 0 && a->comms[v->mismatch_comm].mismatch.culprit >= 0;
+  for (uint32_t i = 0; i < v->ncycle && !culprit; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->cycle[i].rank)) return -1;
   /* a cycle through comm ranks the evidence does not place is one of
    * several: every rank that waits for good is in one */

@@ -17,11 +17,14 @@ typedef struct wedge {
   int32_t comm;        /* the comm of the wait */
   uint64_t seq;        /* its stuck seq, or the p2p link's seq */
   uint8_t own;         /* hub -> rank: the awaited comm rank is of a process that waits in this
-                          comm with another comm rank (CommInitAll): its own call is missing */
+                          comm with another comm rank (CommInitAll), or it left the comm (tore it
+                          down, aborted it): its own call is missing, a root */
+  int32_t dead_g;      /* to the dead node: the global rank (-1 unknown) of the p2p counterpart
+                          without a dump where the wait ends */
 } wedge;
 
 struct fa_wgraph {
-  uint32_t nranks, nnodes;
+  uint32_t nranks, ncomms, nnodes; /* nodes: ranks, one hub per comm, then the dead node */
   wedge *e;            /* sorted by from */
   uint32_t ne;
   uint32_t *first;     /* nnodes + 1 offsets into e */
@@ -68,7 +71,8 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
   fa_wgraph *g = calloc(1, sizeof *g);
   if (!g) return NULL;
   g->nranks = a->nranks;
-  g->nnodes = a->nranks + a->ncomms;
+  g->ncomms = a->ncomms;
+  g->nnodes = a->nranks + a->ncomms + 1;
   g->first = calloc(g->nnodes + 1, sizeof *g->first);
   g->waits = calloc(a->nranks ? a->nranks : 1, 1);
   g->unfinished_hub = calloc(a->ncomms ? a->ncomms : 1, 1);
@@ -89,10 +93,11 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
         if (m->state != want) continue;
         int32_t k = fa_member_node(a, m);
         if (k >= 0) {
-          uint8_t own = 0;
-          for (int32_t q = 0; q < c->size && !own; q++)
+          uint8_t own = m->left; /* it left the comm: its own doing, whatever it waits for */
+          /* (one queued on its stream behind another comm's op waits for that op) */
+          for (int32_t q = 0; q < c->size && !own && !m->behind; q++)
             own = c->members[q].rank == k && waits_in(&c->members[q]);
-          if (push_edge(g, &cap, (wedge){hub, (uint32_t)k, (int32_t)ci, c->stuck_seq, own})) goto oom;
+          if (push_edge(g, &cap, (wedge){hub, (uint32_t)k, (int32_t)ci, c->stuck_seq, own, -1})) goto oom;
           any = 1;
           continue;
         }
@@ -103,7 +108,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
         for (uint32_t i = 0; i < m->ncand; i++) dumped &= fa_find_rank(a, m->cand[i]) >= 0;
         for (uint32_t i = 0; dumped && i < m->ncand; i++)
           if (push_edge(g, &cap, (wedge){hub, (uint32_t)fa_find_rank(a, m->cand[i]), (int32_t)ci,
-                                         c->stuck_seq, 0}))
+                                         c->stuck_seq, 0, -1}))
             goto oom;
         if (dumped) g->uncertain_hub[ci] = 1;
       }
@@ -112,11 +117,11 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       for (int32_t r = 0; c->beyond_seq >= 0 && r < c->size; r++) {
         const fa_member *m = &c->members[r];
         if (m->rank < 0 || m->state != FA_MEMBER_PASSED || m->last_enqueued >= c->beyond_seq) continue;
-        if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, (uint64_t)c->beyond_seq, 0})) goto oom;
+        if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, (uint64_t)c->beyond_seq, 0, -1})) goto oom;
       }
       for (int32_t r = 0; any && r < c->size; r++)
         if (waits_in(&c->members[r]) &&
-            push_edge(g, &cap, (wedge){(uint32_t)c->members[r].rank, hub, (int32_t)ci, c->stuck_seq, 0}))
+            push_edge(g, &cap, (wedge){(uint32_t)c->members[r].rank, hub, (int32_t)ci, c->stuck_seq, 0, -1}))
           goto oom;
     }
     for (uint32_t i = 0; i < c->nlinks; i++) {
@@ -125,9 +130,12 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       int32_t w = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->src : l->dst);
       int32_t t = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src);
       if (w < 0) continue;
-      /* a counterpart without a dump (or of unknown rank): through the hub,
-       * which then leads nowhere: a dead end, a root */
-      if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : hub, (int32_t)ci, l->seq, 0})) goto oom;
+      /* a counterpart without a dump (or of unknown rank): to the dead node,
+       * where the wait ends (a root) */
+      int32_t tg = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
+      if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : g->nnodes - 1, (int32_t)ci, l->seq, 0,
+                                     t >= 0 ? -1 : tg}))
+        goto oom;
     }
   }
   if (g->ne) qsort(g->e, g->ne, sizeof *g->e, cmp_wedge); /* e is NULL without edges */
@@ -140,6 +148,12 @@ oom:
 }
 
 static int root_rank(const fa_wgraph *g, uint32_t k, uint32_t via);
+
+/* Is node v the hub of a comm that awaits one of several ranks? */
+static int uncertain_at(const fa_wgraph *g, uint32_t v)
+{
+  return v >= g->nranks && v < g->nranks + g->ncomms && g->uncertain_hub[v - g->nranks];
+}
 
 /* Does edge e lead to where a wait starts? */
 static int edge_root(const fa_wgraph *g, const wedge *e)
@@ -179,6 +193,11 @@ int fa_wgraph_roots(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out, uin
     uint32_t n = queue[head++];
     for (uint32_t i = g->first[n]; i < g->first[n + 1] && rc == 0; i++) {
       uint32_t t = g->e[i].to;
+      if (t == g->nnodes - 1) { /* the dead node: a p2p counterpart without a dump */
+        if (g->e[i].dead_g >= 0) rc = fa_ranks_push(out, &cap, g->e[i].dead_g);
+        else (*dead_ends)++;
+        continue;
+      }
       if (t >= g->nranks) { /* a hub */
         if (g->first[t + 1] == g->first[t]) (*dead_ends)++; /* awaits only ranks without a dump */
         if (!seen[t]) {
@@ -189,7 +208,7 @@ int fa_wgraph_roots(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out, uin
       }
       if (edge_root(g, &g->e[i])) {
         /* one of several ranks the awaited comm rank may be: not blamed */
-        if (n >= g->nranks && g->uncertain_hub[n - g->nranks]) continue;
+        if (uncertain_at(g, n)) continue;
         rc = fa_ranks_push(out, &cap, a->ranks[t].global_rank);
         continue; /* the wait starts here: not followed further */
       }
@@ -255,7 +274,7 @@ static uint8_t *stuck_nodes(const fa_wgraph *g)
   for (uint32_t i = 0; i < g->ne; i++) redge[rfirst[g->e[i].to] + fill[g->e[i].to]++] = i;
   free(fill);
   for (uint32_t v = 0; v < nn; v++) {
-    int uncertain = v >= g->nranks && g->uncertain_hub[v - g->nranks];
+    int uncertain = uncertain_at(g, v);
     uint32_t ok = 0, root = 0;
     for (uint32_t i = g->first[v]; i < g->first[v + 1]; i++) {
       if (edge_root(g, &g->e[i])) root++;
@@ -271,7 +290,7 @@ static uint8_t *stuck_nodes(const fa_wgraph *g)
     for (uint32_t i = rfirst[t]; i < rfirst[t + 1]; i++) {
       uint32_t v = g->e[redge[i]].from;
       if (!in[v] || edge_root(g, &g->e[redge[i]])) continue;
-      int uncertain = v >= g->nranks && g->uncertain_hub[v - g->nranks];
+      int uncertain = uncertain_at(g, v);
       if (uncertain || --need[v] == 0) {
         in[v] = 0;
         queue[tail++] = v;
@@ -333,8 +352,8 @@ int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out
           if (nx >= g->nranks) nx = g->e[edge[j] - 1].to;
           uint32_t via = i + 1 < len ? path[i + 1] : t;
           cy[k++] = (fa_wait_step){x->comm, a->ranks[path[i]].global_rank, x->seq,
-                                   a->ranks[nx].global_rank,
-                                   via >= g->nranks && g->uncertain_hub[via - g->nranks]};
+                                   a->ranks[nx].global_rank, via < g->nranks,
+                                   uncertain_at(g, via)};
         }
         *out = cy;
         *n = k;

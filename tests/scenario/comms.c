@@ -1,7 +1,8 @@
 /* comms.c — the scenario lines that are not body ops or faults: the
  * communicators (comm NAME split|init|shrink|initall ...), the ranks'
- * environment (env) and what run-scenario does to the dumps after the run
- * (post).  Format: tests/scenarios/README.md. */
+ * environment (env), what run-scenario does to the dumps after the run
+ * (post) and how ranks react to a hang (watchdog).  Format:
+ * tests/scenarios/README.md. */
 #include "config.h"
 
 #include <ctype.h>
@@ -201,5 +202,80 @@ int sc_parse_post(struct sc_ctx *c, char **tok, int n)
     p.as_rank = (int)as;
   }
   *(struct sc_post *)sc_push(&c->sc->posts, &c->sc->nposts, sizeof p) = p;
+  return 0;
+}
+
+#define SC_WATCHDOG_USAGE "usage: watchdog MS [abort|destroy|none] [then=exit|crash|stay] [dump[=MS]] [ranks=SEL]"
+
+/* One word or KEY=VALUE of a watchdog line after MS; *end_word: the
+ * abort/destroy/none word seen so far. */
+static int sc_watchdog_word(struct sc_ctx *c, struct sc_watchdog *w, char *tok, const char **end_word)
+{
+  static const char *ends[] = { "abort", "destroy", "none" };
+  static const char *thens[] = { "exit", "crash", "stay" };
+  char *k, *v;
+  if (!sc_kv(tok, &k, &v)) {
+    for (int e = 0; e < 3; e++) {
+      if (strcmp(tok, ends[e]))
+        continue;
+      if (*end_word)
+        return sc_error(c, "watchdog: '%s' and '%s' both given", *end_word, tok);
+      *end_word = ends[e];
+      w->end = (enum sc_wd_end)e;
+      return 0;
+    }
+    if (!strcmp(tok, "dump")) {
+      w->dump = 1;
+      return 0;
+    }
+    return sc_error(c, "watchdog: unexpected '%s' (abort, destroy, none, then=, dump, ranks=)", tok);
+  }
+  if (!strcmp(k, "then")) {
+    for (int t = 0; t < 3; t++) {
+      if (!strcmp(v, thens[t])) {
+        w->then = (enum sc_wd_then)t;
+        return 0;
+      }
+    }
+    return sc_error(c, "then=%s: expected then=exit, then=crash or then=stay", v);
+  }
+  if (!strcmp(k, "dump")) {
+    w->dump = 1;
+    return sc_long_parse(c, k, v, 0, 3600L * 1000, &w->dump_wait_ms);
+  }
+  if (!strcmp(k, "ranks") || !strcmp(k, "rank"))
+    return sc_set_parse(c, k, v, c->sc->world, &w->ranks);
+  return sc_error(c, "watchdog: unknown setting '%s' (then, dump, ranks)", k);
+}
+
+/* watchdog MS [abort|destroy|none] [then=exit|crash|stay] [dump[=MS]] [ranks=SEL];
+ * a rank has one watchdog at most. */
+int sc_parse_watchdog(struct sc_ctx *c, char **tok, int n)
+{
+  struct scenario *sc = c->sc;
+  struct sc_watchdog w;
+  memset(&w, 0, sizeof w);
+  w.line = c->line;
+  w.ranks.n = 1;
+  w.ranks.hi[0] = INT_MAX;
+  w.ranks.stride[0] = 1;
+  if (n < 2 || strchr(tok[1], '='))
+    return sc_error(c, SC_WATCHDOG_USAGE);
+  if (!sc->world)
+    return sc_error(c, "'world N' must come before 'watchdog'");
+  if (sc_long_parse(c, "watchdog", tok[1], 1, 3600L * 1000, &w.ms) != 0)
+    return -1;
+  const char *end_word = NULL;
+  for (int i = 2; i < n; i++)
+    if (sc_watchdog_word(c, &w, tok[i], &end_word) != 0)
+      return -1;
+  if (w.end == SC_WD_NONE && w.then == SC_WD_STAY)
+    return sc_error(c, "watchdog: 'none' with then=stay does nothing (the rank keeps its hung comms); "
+                    "use abort or destroy");
+  for (int i = 0; i < sc->nwatchdogs; i++)
+    for (int r = 0; r < sc->world; r++)
+      if (sc_set_has(&w.ranks, r) && sc_set_has(&sc->watchdogs[i].ranks, r))
+        return sc_error(c, "watchdog: rank %d already has one (line %d)", r, sc->watchdogs[i].line);
+  *(struct sc_watchdog *)sc_push(&sc->watchdogs, &sc->nwatchdogs, sizeof w) = w;
   return 0;
 }

@@ -7,9 +7,10 @@
  *   fr-scenario-job --print-time-limit SCENARIO  print time-limit (0: unset)
  *   fr-scenario-job --print-launch SCENARIO      per-rank launcher lines
  *
- * Exit 0 after the loop; 1 when an NCCL/CUDA call fails; 2 for a bad
- * scenario or environment (message "FILE:LINE: ..." for the file).  The
- * communicators live in lifecycle.c, the NCCL calls are made in sites.c.
+ * Exit 0 after the loop; 1 when an NCCL/CUDA call fails (or a watchdog
+ * with then=exit fires); 2 for a bad scenario or environment (message
+ * "FILE:LINE: ..." for the file).  The communicators live in lifecycle.c,
+ * the NCCL calls are made in sites.c.
  */
 #include "config.h"
 
@@ -42,6 +43,8 @@ void job_stop_forever(void) __attribute__((noreturn));
 void job_block_in_read(void) __attribute__((noreturn));
 void job_run_op(struct job *j, int step, int idx, const struct sc_fault **fs);
 void job_step(struct job *j, int step, int *order, const struct sc_fault **fs);
+void job_wait_streams(struct job *j, const char *where);
+void job_watchdog_fire(struct job *j, const char *where, ncclResult_t err, int comm);
 
 void job_fatal(int status, const char *fmt, ...)
 {
@@ -234,7 +237,7 @@ static void job_actions_text(unsigned act, char *buf, size_t size)
 {
   static const char *names[] = { "stop", "skip", "exit", "crash", "extra", "count", "dtype",
                                  "redop", "root", "peer", "coll", "sleep", "swap", "trigger",
-                                 "stall-link", "stall-kernel", "block-read" };
+                                 "stall-link", "stall-kernel", "block-read", "async-error" };
   size_t used = 0;
   buf[0] = '\0';
   for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -255,24 +258,27 @@ static int job_faults_at(const struct job *j, int step, int idx, const struct sc
 }
 
 /* Asks every rank to dump, as `fr-dump --trigger` does: creates
- * $FR_DUMP_DIR/TRIGGER (the first one wins). */
-static void job_trigger(const struct job *j, int step)
+ * $FR_DUMP_DIR/TRIGGER (the first one wins); `what` needs it. */
+static void job_trigger(const struct job *j, const char *what, const char *reason)
 {
   const char *dir = getenv("FR_DUMP_DIR");
   char path[4096], line[256];
   if (!dir || !*dir)
-    job_fatal(2, "fault 'trigger' needs FR_DUMP_DIR");
+    job_fatal(2, "%s needs FR_DUMP_DIR", what);
   snprintf(path, sizeof path, "%s/TRIGGER", dir);
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  int n = snprintf(line, sizeof line, "flightrec-trigger v1 rank=%d time_ns=%llu reason=scenario step %d\n",
-                   j->grank, (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
-                   step);
+  int n = snprintf(line, sizeof line, "flightrec-trigger v1 rank=%d time_ns=%llu reason=%s\n", j->grank,
+                   (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec, reason);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (errno == EEXIST)
       return;
     job_fatal(1, "cannot create %s: %s", path, strerror(errno));
+  }
+  if (n >= (int)sizeof line) {
+    n = (int)sizeof line - 1;
+    line[n - 1] = '\n';
   }
   if (write(fd, line, (size_t)n) != n)
     job_fatal(1, "cannot write %s: %s", path, strerror(errno));
@@ -304,24 +310,32 @@ __attribute__((noinline, noreturn)) void job_block_in_read(void)
       job_fatal(1, "read: %s", strerror(errno));
 }
 
-/* Applies the stall faults of device dev's call to its handle in the
- * simulator: a link's sends stop on its sender; this rank's kernel stops
- * inside the op. */
-static void job_stall(const struct job *j, const struct sc_op *op, int dev, const struct sc_fault *const *fs,
-                      int nf)
+/* Applies the simulator knobs of device dev's call to its handle: before
+ * the call (after = 0) a link's sends stop on its sender (stall link), and
+ * this rank's kernel stops inside the op (stall kernel, async-error: a
+ * broken connection leaves NCCL's kernel spinning); once it is called
+ * (after = 1), the comm reports the async error. */
+static void job_knobs(const struct job *j, const struct sc_op *op, int dev, const struct sc_fault *const *fs,
+                      int nf, int after)
 {
   ncclComm_t comm = j->comms[op->comm].h[dev];
   int me = (int)job_comm_rank(j, op->comm, dev), multi = j->sc.comms[op->comm].how == SC_COMM_INITALL;
   for (int i = 0; i < nf; i++) {
     const struct sc_fault *f = fs[i];
-    if (!(f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL)) || (!job_fault_for(f, -1) && !job_fault_for(f, dev)))
+    unsigned knobs = SC_F_STALL_LINK | SC_F_STALL_KERNEL | SC_F_ASYNC_ERROR;
+    if (!(f->actions & knobs) || (!job_fault_for(f, -1) && !job_fault_for(f, dev)))
       continue;
+    if (after) {
+      if (f->actions & SC_F_ASYNC_ERROR)
+        job_nccl_check(j, sim_comm_set_async_error(comm, f->async_error), "async-error", f->line);
+      continue;
+    }
     if ((f->actions & SC_F_STALL_LINK) && f->stall_src != me && !multi)
       job_fatal(2, "%s:%d: 'stall link %d->%d' applies on its sender, comm rank %d; rank %d is comm rank %d",
                 j->sc.file, f->line, f->stall_src, f->stall_dst, f->stall_src, j->grank, me);
     if ((f->actions & SC_F_STALL_LINK) && f->stall_src == me)
       job_nccl_check(j, sim_comm_stall_link(comm, f->stall_dst, f->stall_channel), "stall link", f->line);
-    if (f->actions & SC_F_STALL_KERNEL)
+    if (f->actions & (SC_F_STALL_KERNEL | SC_F_ASYNC_ERROR))
       job_nccl_check(j, sim_comm_stall_kernel(comm), "stall kernel", f->line);
   }
 }
@@ -350,8 +364,11 @@ static inline __attribute__((always_inline)) int job_actions(const struct job *j
     fprintf(stderr, "rank %d: step %d op %d (%s:%d)%s: fault: %s\n", j->grank, step, idx + 1, j->sc.file,
             op->line, where, text);
   }
-  if (act & SC_F_TRIGGER)
-    job_trigger(j, step);
+  if (act & SC_F_TRIGGER) {
+    char reason[32];
+    snprintf(reason, sizeof reason, "scenario step %d", step);
+    job_trigger(j, "fault 'trigger'", reason);
+  }
   if (act & SC_F_CRASH) {
     fflush(NULL);
     raise(SIGKILL);
@@ -389,12 +406,144 @@ static void job_run_devices(struct job *j, int step, int idx, const struct sc_fa
       continue;
     struct job_call call;
     job_resolve(j, op, fs, nf, d, &call);
-    job_stall(j, op, d, fs, nf);
+    job_knobs(j, op, d, fs, nf, 0);
     job_call_nccl(j, idx, d, op, &call);
+    job_knobs(j, op, d, fs, nf, 1);
   }
   group.what = JN_GROUP_END;
   if (multi)
     job_nccl_check(j, job_ncall(op->site, &group), "ncclGroupEnd", op->line);
+}
+
+static long job_now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Whether every stream has passed launch l's events. */
+static int job_launch_done(const struct job *j, const struct job_launch *l)
+{
+  for (int d = 0; d < j->nstreams; d++) {
+    CUresult rc = cuEventQuery(l->ev[d]);
+    if (rc == CUDA_ERROR_NOT_READY)
+      return 0;
+    job_cuda_check(j, rc, "cuEventQuery");
+  }
+  return 1;
+}
+
+/* Body op idx has put work on the streams: a watchdog remembers it, with
+ * an event after it on every stream (once the oldest launches that have
+ * completed are forgotten), so as to name it if it does not complete. */
+static void job_launched(struct job *j, int step, int idx)
+{
+  if (!j->wd)
+    return;
+  while (j->nlaunch > 0 && job_launch_done(j, &j->launches[j->lhead])) {
+    j->lhead = (j->lhead + 1) % JOB_LAUNCHES;
+    j->nlaunch--;
+  }
+  if (j->nlaunch == JOB_LAUNCHES)
+    return;
+  struct job_launch *l = &j->launches[(j->lhead + j->nlaunch++) % JOB_LAUNCHES];
+  l->idx = idx;
+  l->step = step;
+  for (int d = 0; d < j->nstreams; d++) {
+    if (!l->ev[d])
+      job_cuda_check(j, cuEventCreate(&l->ev[d], 0), "cuEventCreate");
+    job_cuda_check(j, cuEventRecord(l->ev[d], j->streams[d]), "cuEventRecord");
+  }
+}
+
+/* What the watchdog saw, for its line: the async error, or the oldest
+ * launch not complete. */
+static void job_watchdog_what(const struct job *j, ncclResult_t err, int comm, char *buf, size_t size)
+{
+  const struct job_launch *l = NULL;
+  for (int k = 0; k < j->nlaunch && !l; k++)
+    if (!job_launch_done(j, &j->launches[(j->lhead + k) % JOB_LAUNCHES]))
+      l = &j->launches[(j->lhead + k) % JOB_LAUNCHES];
+  const struct sc_op *op = l ? &j->sc.ops[l->idx] : NULL;
+  if (err != ncclSuccess)
+    snprintf(buf, size, "ncclCommGetAsyncError on %s says %d (%s)", j->sc.comms[comm].name, (int)err,
+             ncclGetErrorString(err));
+  else if (op && op->kind == SC_GROUP_END)
+    snprintf(buf, size, "the group ending at %s:%d (op %d, step %d) not complete after %ld ms", j->sc.file,
+             op->line, l->idx + 1, l->step, j->wd->ms);
+  else if (op)
+    snprintf(buf, size, "%s on %s (%s:%d, op %d, step %d) not complete after %ld ms", sc_kind_name(op->kind),
+             j->sc.comms[op->comm].name, j->sc.file, op->line, l->idx + 1, l->step, j->wd->ms);
+  else
+    snprintf(buf, size, "the streams not done after %ld ms", j->wd->ms);
+}
+
+/* The watchdog's reaction (exported, for the stacks): one line on stderr,
+ * the trigger file and a wait for the dumps (dump), an abort or destroy of
+ * every comm this rank holds in reverse creation order, then exit 1,
+ * SIGABRT, or the next step without those comms. */
+__attribute__((noinline)) void job_watchdog_fire(struct job *j, const char *where, ncclResult_t err, int comm)
+{
+  static const char *ends[] = { "ncclCommAbort on", "ncclCommDestroy on", "no abort of" };
+  static const char *thens[] = { "exit 1", "SIGABRT", "the next step without them" };
+  const struct sc_watchdog *wd = j->wd;
+  char what[256];
+  int held = 0;
+  for (int i = 0; i < j->sc.ncomms; i++)
+    held += j->comms[i].order && !job_comm_gone(j, i);
+  job_watchdog_what(j, err, comm, what, sizeof what);
+  fprintf(stderr, "fr-scenario-job: rank %d: watchdog: %s, waiting at %s; %s %d comm%s, then %s\n", j->grank,
+          what, where, ends[wd->end], held, held == 1 ? "" : "s", thens[wd->then]);
+  fflush(stderr);
+  if (wd->dump) {
+    char reason[sizeof what + 16];
+    snprintf(reason, sizeof reason, "watchdog: %s", what);
+    job_trigger(j, "watchdog dump", reason);
+    job_sleep_ms(wd->dump_wait_ms);
+  }
+  if (wd->end != SC_WD_NONE)
+    job_comms_end_held(j, wd->end == SC_WD_ABORT ? SC_ABORT : SC_DESTROY, wd->line);
+  fflush(NULL);
+  if (wd->then == SC_WD_EXIT)
+    exit(1);
+  if (wd->then == SC_WD_CRASH)
+    abort();
+  j->abandon = 1;
+  j->nlaunch = 0;
+}
+
+/* The host waits for every stream: for good (cuStreamSynchronize), or,
+ * with a watchdog, at most its MS, polling the streams (cuStreamQuery)
+ * and every comm it holds (ncclCommGetAsyncError) every 10 ms.  Exported,
+ * for the stacks. */
+__attribute__((noinline)) void job_wait_streams(struct job *j, const char *where)
+{
+  if (!j->wd) {
+    job_sync_all(j);
+    return;
+  }
+  long start = job_now_ms();
+  for (;;) {
+    int done = 1, comm = -1;
+    for (int d = 0; d < j->nstreams && done; d++) {
+      CUresult rc = cuStreamQuery(j->streams[d]);
+      if (rc != CUDA_ERROR_NOT_READY)
+        job_cuda_check(j, rc, "cuStreamQuery");
+      done = rc == CUDA_SUCCESS;
+    }
+    ncclResult_t err = job_comms_async_error(j, &comm);
+    long waited = job_now_ms() - start;
+    if (err != ncclSuccess || (!done && waited >= j->wd->ms)) {
+      job_watchdog_fire(j, where, err, comm);
+      return;
+    }
+    if (done) {
+      j->nlaunch = 0;
+      return;
+    }
+    job_sleep_ms(j->wd->ms - waited < 10 ? j->wd->ms - waited : 10);
+  }
 }
 
 /* Runs body op idx of a step on this rank, faults first (exported like
@@ -420,14 +569,20 @@ __attribute__((noinline)) void job_run_op(struct job *j, int step, int idx, cons
   switch (op->kind) {
   case SC_GROUP_BEGIN:
     job_nccl_check(j, job_ncall(op->site, &group), "ncclGroupStart", op->line);
+    j->group_depth++;
     return;
   case SC_GROUP_END:
     group.what = JN_GROUP_END;
     job_nccl_check(j, job_ncall(op->site, &group), "ncclGroupEnd", op->line);
+    if (--j->group_depth == 0)
+      job_launched(j, step, idx);
     return;
-  case SC_SYNC:
-    job_sync_all(j);
+  case SC_SYNC: {
+    char where[4200];
+    snprintf(where, sizeof where, "sync (%s:%d) of step %d", j->sc.file, op->line, step);
+    job_wait_streams(j, where);
     return;
+  }
   case SC_SLEEP:
     job_sleep_ms(op->sleep_ms);
     return;
@@ -443,6 +598,8 @@ __attribute__((noinline)) void job_run_op(struct job *j, int step, int idx, cons
       return;
   }
   job_run_devices(j, step, idx, fs, nf);
+  if (sc_kind_is_nccl(op->kind) && j->group_depth == 0)
+    job_launched(j, step, idx);
 }
 
 /* One pass over the body; swap faults reorder this rank's ops first. */
@@ -466,10 +623,14 @@ __attribute__((noinline)) void job_step(struct job *j, int step, int *order, con
   }
   if (j->verbose)
     fprintf(stderr, "rank %d: step %d\n", j->grank, step);
-  for (int k = 0; k < nops; k++)
+  j->abandon = 0;
+  for (int k = 0; k < nops && !j->abandon; k++)
     job_run_op(j, step, order[k], fs);
-  if (j->sc.step_sync)
-    job_sync_all(j);
+  if (j->sc.step_sync && !j->abandon) {
+    char where[48];
+    snprintf(where, sizeof where, "the end of step %d", step);
+    job_wait_streams(j, where);
+  }
 }
 
 static int job_has_extra(const struct job *j)
@@ -482,8 +643,15 @@ static int job_has_extra(const struct job *j)
 
 static void job_teardown(struct job *j)
 {
-  job_sync_all(j);
+  job_wait_streams(j, "the end of the run");
   job_comms_teardown(j);
+  for (int i = 0; j->launches && i < JOB_LAUNCHES; i++) {
+    for (int d = 0; d < j->nstreams; d++)
+      if (j->launches[i].ev[d])
+        cuEventDestroy_v2(j->launches[i].ev[d]);
+    free(j->launches[i].ev);
+  }
+  free(j->launches);
   for (int i = 0; i < j->sc.nops * j->nstreams; i++) {
     if (j->bufs[i].send)
       cuMemFree_v2(j->bufs[i].send);
@@ -578,6 +746,16 @@ int main(int argc, char **argv)
   job_cuda_check(&j, cuInit(0), "cuInit");
   for (int d = 0; d < j.nstreams; d++)
     job_cuda_check(&j, cuStreamCreate(&j.streams[d], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  for (int i = 0; i < j.sc.nwatchdogs; i++)
+    if (sc_set_has(&j.sc.watchdogs[i].ranks, j.grank))
+      j.wd = &j.sc.watchdogs[i];
+  if (j.wd && (j.launches = calloc(JOB_LAUNCHES, sizeof *j.launches)) == NULL)
+    job_fatal(1, "out of memory");
+  for (int i = 0; j.wd && i < JOB_LAUNCHES; i++)
+    if ((j.launches[i].ev = calloc((size_t)j.nstreams, sizeof *j.launches[i].ev)) == NULL)
+      job_fatal(1, "out of memory");
+  if (j.wd && j.verbose)
+    fprintf(stderr, "rank %d: watchdog of %ld ms (%s:%d)\n", j.grank, j.wd->ms, j.sc.file, j.wd->line);
   job_comms_init(&j);
   for (int step = 1; step <= j.sc.steps; step++)
     job_step(&j, step, order, fs);

@@ -1,7 +1,7 @@
 /* job.h — internals of fr-scenario-job shared by job.c (the loop, faults,
- * collectives), lifecycle.c (the communicators: creation, destroy,
- * finalize, abort, teardown) and sites.c (every NCCL call, made from the
- * named call sites). */
+ * collectives, the watchdog's waits), lifecycle.c (the communicators:
+ * creation, destroy, finalize, abort, teardown, async errors) and sites.c
+ * (every NCCL call, made from the named call sites). */
 #ifndef FR_SCENARIO_JOB_H
 #define FR_SCENARIO_JOB_H
 
@@ -11,6 +11,7 @@
 /* A comm of the scenario as this rank holds it. */
 struct job_comm {
   int created;                  /* its creation ran (before the loop, create, first op, or destroy/abort first) */
+  int order;                    /* when its handles were made: 1, 2 ... in this rank's order; 0 none */
   int ndev;                     /* handles: 1, or an initall comm's devices */
   ncclComm_t *h;                /* per device; NULL: not held (not a member, destroyed, aborted) */
 };
@@ -32,6 +33,26 @@ struct job {
   struct job_buf *bufs;         /* per (body op, device): [op * nstreams + dev] */
   CUdeviceptr *grave;
   int ngrave;
+  int ncreated;                 /* comms this rank has made handles of */
+  int group_depth;              /* ncclGroupStart calls of `group begin` not yet ended */
+  /* The watchdog of this rank (NULL: it waits for its streams for good),
+   * and the launches since its last completed wait, oldest first: */
+  const struct sc_watchdog *wd;
+  struct job_launch *launches;  /* a ring of JOB_LAUNCHES */
+  int lhead, nlaunch;
+  int abandon;                  /* then=stay fired: the rest of this step is skipped */
+};
+
+/* At most this many launches not known complete are named by the
+ * watchdog; later ones are not tracked until earlier ones complete. */
+#define JOB_LAUNCHES 256
+
+/* A body op that put work on the streams (a collective or p2p outside a
+ * user group, or the `group end` that launched one), and an event after
+ * it on every stream. */
+struct job_launch {
+  int idx, step;
+  CUevent *ev;                  /* nstreams events, made at first use of the slot */
 };
 
 /* One NCCL call, as sites.c makes it. */
@@ -39,7 +60,7 @@ enum job_nc {
   JN_COLL,                      /* a collective or p2p call of kind `kind` */
   JN_GROUP_START, JN_GROUP_END,
   JN_INIT_RANK, JN_SPLIT, JN_SHRINK, JN_INIT_ALL,
-  JN_DESTROY, JN_FINALIZE, JN_ABORT
+  JN_DESTROY, JN_FINALIZE, JN_ABORT, JN_ASYNC_ERROR
 };
 
 struct job_ncall {
@@ -58,6 +79,7 @@ struct job_ncall {
   ncclUniqueId id;
   int color, key;               /* JN_SPLIT */
   int *excl, nexcl;             /* JN_SHRINK */
+  ncclResult_t *async;          /* JN_ASYNC_ERROR: ncclCommGetAsyncError's answer */
 };
 
 /* sites.c: makes the call from job_site_SITE (1..SC_MAX_SITES), or from
@@ -83,6 +105,15 @@ int job_comm_gone(const struct job *j, int i);
 /* Destroy, finalize or abort of device d's handle of comm i (a comm not
  * created yet is just marked gone by destroy and abort). */
 void job_comm_end(struct job *j, int i, int d, enum sc_kind kind, int site, int line);
+/* Destroy, finalize or abort of every handle of comm i this rank holds
+ * (an initall comm's inside one group). */
+void job_comm_end_all(struct job *j, int i, enum sc_kind kind, int line);
+/* Destroy or abort of every comm this rank holds, in reverse creation
+ * order (the watchdog's reaction). */
+void job_comms_end_held(struct job *j, enum sc_kind kind, int line);
+/* ncclCommGetAsyncError on every handle this rank holds: the first error
+ * (ncclInProgress is none), and its comm in *comm; ncclSuccess if none. */
+ncclResult_t job_comms_async_error(struct job *j, int *comm);
 /* Destroys every comm still held, in reverse file order. */
 void job_comms_teardown(struct job *j);
 

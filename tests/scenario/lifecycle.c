@@ -2,10 +2,11 @@
  * before the loop (in file order) or, for a late comm, by `create NAME` or
  * by the first op on it that the rank runs (as PyTorch creates a process
  * group's NCCL comm at its first collective); ended by destroy, finalize
- * or abort; the ones still held destroyed at the end.  A split or shrink
- * of a late parent creates the parent first; one whose parent this rank
- * no longer holds is never created.  A comm, once created or ended, is
- * never created again. */
+ * or abort, by the body or by the watchdog (every held comm, in reverse
+ * creation order); the ones still held destroyed at the end.  A split or
+ * shrink of a late parent creates the parent first; one whose parent this
+ * rank no longer holds is never created.  A comm, once created or ended,
+ * is never created again. */
 #include "config.h"
 
 #include <stdio.h>
@@ -141,6 +142,8 @@ void job_comm_create(struct job *j, int i, int site)
     break;
   }
   }
+  if (jc->h[0])
+    jc->order = ++j->ncreated;
   if (j->verbose && cm->line)
     fprintf(stderr, jc->h[0] ? "rank %d: created %s\n" : "rank %d: %s: no communicator on this rank\n", g,
             cm->name);
@@ -206,17 +209,56 @@ void job_comm_end(struct job *j, int i, int d, enum sc_kind kind, int site, int 
     fprintf(stderr, "rank %d: %s %s\n", j->grank, job_life_name(kind), j->sc.comms[i].name);
 }
 
+void job_comm_end_all(struct job *j, int i, enum sc_kind kind, int line)
+{
+  struct job_comm *jc = &j->comms[i];
+  struct job_ncall group = { .what = JN_GROUP_START };
+  if (jc->ndev > 1)
+    job_nccl_check(j, job_ncall(0, &group), "ncclGroupStart", line);
+  for (int d = 0; d < jc->ndev; d++)
+    job_comm_end(j, i, d, kind, 0, line);
+  group.what = JN_GROUP_END;
+  if (jc->ndev > 1)
+    job_nccl_check(j, job_ncall(0, &group), "ncclGroupEnd", line);
+}
+
+void job_comms_end_held(struct job *j, enum sc_kind kind, int line)
+{
+  for (;;) {
+    int last = -1;
+    for (int i = 0; i < j->sc.ncomms; i++)
+      if (j->comms[i].order && !job_comm_gone(j, i) && (last < 0 || j->comms[i].order > j->comms[last].order))
+        last = i;
+    if (last < 0)
+      return;
+    job_comm_end_all(j, last, kind, line);
+  }
+}
+
+ncclResult_t job_comms_async_error(struct job *j, int *comm)
+{
+  for (int i = 0; i < j->sc.ncomms; i++) {
+    const struct job_comm *jc = &j->comms[i];
+    for (int d = 0; d < jc->ndev; d++) {
+      ncclResult_t err = ncclSuccess;
+      struct job_ncall c = { .what = JN_ASYNC_ERROR, .comm = jc->h[d], .async = &err };
+      if (!jc->h[d])
+        continue;
+      job_nccl_check(j, job_ncall(0, &c), "ncclCommGetAsyncError", j->sc.comms[i].line);
+      if (err != ncclSuccess && err != ncclInProgress) {
+        *comm = i;
+        return err;
+      }
+    }
+  }
+  return ncclSuccess;
+}
+
 void job_comms_teardown(struct job *j)
 {
   for (int i = j->sc.ncomms - 1; i >= 0; i--) {
-    struct job_comm *jc = &j->comms[i];
-    if (jc->ndev > 1)
-      job_nccl_check(j, ncclGroupStart(), "ncclGroupStart", j->sc.comms[i].line);
-    for (int d = 0; d < jc->ndev; d++)
-      job_comm_end(j, i, d, SC_DESTROY, 0, j->sc.comms[i].line);
-    if (jc->ndev > 1)
-      job_nccl_check(j, ncclGroupEnd(), "ncclGroupEnd", j->sc.comms[i].line);
-    free(jc->h);
+    job_comm_end_all(j, i, SC_DESTROY, j->sc.comms[i].line);
+    free(j->comms[i].h);
   }
   free(j->comms);
   j->comms = NULL;

@@ -1,6 +1,6 @@
 /* parse.h — internals of the scenario parser shared by scenario.c (body
- * ops, faults, job settings, the file as a whole) and comms.c (comm, env
- * and post lines).  Every function that reports an error prints
+ * ops, faults, job settings, the file as a whole) and comms.c (comm, env,
+ * post and watchdog lines).  Every function that reports an error prints
  * "FILE:LINE: message" and returns -1. */
 #ifndef FR_SCENARIO_PARSE_H
 #define FR_SCENARIO_PARSE_H
@@ -39,5 +39,6 @@ void *sc_push(void *arrayp, int *n, size_t size);
 int sc_parse_comm(struct sc_ctx *c, char **tok, int n);
 int sc_parse_env(struct sc_ctx *c, char **tok, int n);
 int sc_parse_post(struct sc_ctx *c, char **tok, int n);
+int sc_parse_watchdog(struct sc_ctx *c, char **tok, int n);
 
 #endif /* FR_SCENARIO_PARSE_H */

@@ -321,6 +321,7 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       else if (!strcmp(tok[i], "extra")) f.actions |= SC_F_EXTRA;
       else if (!strcmp(tok[i], "trigger")) f.actions |= SC_F_TRIGGER;
       else if (!strcmp(tok[i], "block-read")) f.actions |= SC_F_BLOCK_READ;
+      else if (!strcmp(tok[i], "async-error")) f.actions |= SC_F_ASYNC_ERROR;
       else if (!strcmp(tok[i], "stall")) {
         int used = sc_parse_stall(c, tok + i, n - i, &f);
         if (used < 0)
@@ -376,6 +377,12 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       if (sc_expr_copy(c, k, v, f.peer) != 0)
         return -1;
       f.actions |= SC_F_PEER;
+    } else if (!strcmp(k, "async-error")) {
+      long e;
+      if (sc_long_parse(c, k, v, ncclUnhandledCudaError, ncclRemoteError, &e) != 0)
+        return -1;
+      f.async_error = (ncclResult_t)e;
+      f.actions |= SC_F_ASYNC_ERROR;
     } else if (!strcmp(k, "coll")) {
       if (sc_kind_lookup(v, &f.coll) != 0 || !sc_kind_is_nccl(f.coll))
         return sc_error(c, "coll=%s: not a collective or p2p op", v);
@@ -384,9 +391,11 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       return sc_error(c, "unknown fault setting '%s'", k);
     }
   }
+  if ((f.actions & SC_F_ASYNC_ERROR) && f.async_error == ncclSuccess)
+    f.async_error = ncclRemoteError;
   if (!f.actions)
-    return sc_error(c, "fault without an action (stop skip exit crash extra trigger stall sleep= count= "
-                    "dtype= redop= root= peer= coll= swap=)");
+    return sc_error(c, "fault without an action (stop skip exit crash extra trigger stall async-error sleep= "
+                    "count= dtype= redop= root= peer= coll= swap=)");
   if (!has_rank)
     return sc_error(c, "fault needs rank=SEL");
   if (f.actions != SC_F_EXTRA && (!has_step || !opref[0]))
@@ -477,6 +486,8 @@ static int sc_parse_line(struct sc_ctx *c, char **tok, int n)
   }
   if (!strcmp(d, "comm"))
     return sc_parse_comm(c, tok, n);
+  if (!strcmp(d, "watchdog"))
+    return sc_parse_watchdog(c, tok, n);
   if (!strcmp(d, "fault"))
     return sc_parse_fault(c, tok, n);
   if (sc_kind_lookup(d, &kind) == 0)
@@ -541,6 +552,9 @@ static int sc_resolve_faults(struct sc_ctx *c)
     if ((f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL)) && !sc_kind_is_nccl(op->kind))
       return sc_error(c, "op %d (line %d) is '%s': a stall needs a collective or p2p op", f->op + 1, op->line,
                       sc_kind_name(op->kind));
+    if ((f->actions & SC_F_ASYNC_ERROR) && !sc_kind_is_nccl(op->kind))
+      return sc_error(c, "op %d (line %d) is '%s': async-error needs a collective or p2p op", f->op + 1,
+                      op->line, sc_kind_name(op->kind));
     if (f->has_dev && sc_check_dev(c, f, op) != 0)
       return -1;
     enum sc_kind k = (f->actions & SC_F_COLL) ? f->coll : op->kind;
@@ -618,6 +632,7 @@ void sc_free(struct scenario *sc)
   }
   free(sc->env);
   free(sc->posts);
+  free(sc->watchdogs);
   free(sc->comms);
   free(sc->ops);
   free(sc->faults);

@@ -2,7 +2,7 @@
  * tests/scenarios/README.md): parsed form, rank selectors, expressions.
  *
  *   scenario.c  parsing and validation of a file (body ops, faults, settings)
- *   comms.c     parsing of comm lines, lifecycle ops and post lines
+ *   comms.c     parsing of comm, env, post and watchdog lines
  *   names.c     op kinds, datatypes, reduction operators, selectors
  *   plan.c      membership of every rank in every communicator
  *   expr.c      integer expressions over rank variables
@@ -88,7 +88,7 @@ enum {
   SC_F_EXTRA = 1 << 4, SC_F_COUNT = 1 << 5, SC_F_DTYPE = 1 << 6, SC_F_REDOP = 1 << 7,
   SC_F_ROOT = 1 << 8, SC_F_PEER = 1 << 9, SC_F_COLL = 1 << 10, SC_F_SLEEP = 1 << 11,
   SC_F_SWAP = 1 << 12, SC_F_TRIGGER = 1 << 13, SC_F_STALL_LINK = 1 << 14, SC_F_STALL_KERNEL = 1 << 15,
-  SC_F_BLOCK_READ = 1 << 16
+  SC_F_BLOCK_READ = 1 << 16, SC_F_ASYNC_ERROR = 1 << 17
 };
 
 struct sc_fault {
@@ -109,6 +109,23 @@ struct sc_fault {
   int stall_channel;            /* ... on this channel */
   int has_dev;                  /* dev=SEL: only these devices' calls (initall comms) */
   struct sc_set devs;
+  ncclResult_t async_error;     /* async-error[=N]: what the comm reports from then on */
+};
+
+/* watchdog MS [abort|destroy|none] [then=exit|crash|stay] [dump[=MS]] [ranks=SEL]:
+ * how the selected ranks react when a wait for their streams lasts MS
+ * milliseconds, or a comm they hold reports an async error. */
+enum sc_wd_end { SC_WD_ABORT, SC_WD_DESTROY, SC_WD_NONE };
+enum sc_wd_then { SC_WD_EXIT, SC_WD_CRASH, SC_WD_STAY };
+
+struct sc_watchdog {
+  int line;
+  long ms;                      /* the longest wait */
+  enum sc_wd_end end;           /* what it does to every comm it holds */
+  enum sc_wd_then then;         /* and then */
+  int dump;                     /* first creates $FR_DUMP_DIR/TRIGGER ... */
+  long dump_wait_ms;            /* ... and waits this long for the dumps */
+  struct sc_set ranks;
 };
 
 struct sc_env {
@@ -133,7 +150,8 @@ struct scenario {
   int step_sync;
   long time_limit;              /* seconds; 0 = the launcher's default */
   int wait_exit;                /* the launcher waits for every rank to exit */
-  int nenv, ncomms, nops, nfaults, nposts;
+  int nenv, ncomms, nops, nfaults, nposts, nwatchdogs;
+  struct sc_watchdog *watchdogs;
   struct sc_post *posts;
   struct sc_env *env;
   struct sc_comm *comms;

@@ -53,6 +53,7 @@ static inline __attribute__((always_inline)) ncclResult_t job_ncall_do(const str
   case JN_DESTROY: return ncclCommDestroy(c->comm);
   case JN_FINALIZE: return ncclCommFinalize(c->comm);
   case JN_ABORT: return ncclCommAbort(c->comm);
+  case JN_ASYNC_ERROR: return ncclCommGetAsyncError(c->comm, c->async);
   }
   return ncclInvalidUsage;
 }

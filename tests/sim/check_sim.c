@@ -418,6 +418,18 @@ START_TEST(test_api_misc)
   ncclResult_t async = ncclInternalError;
   ck_assert_int_eq(ncclCommGetAsyncError(c, &async), ncclSuccess);
   ck_assert_int_eq(async, ncclSuccess);
+  /* a comm in error refuses calls with its error (ncclCommEnsureReady),
+   * also inside a group; ncclInProgress is ncclInvalidArgument */
+  ck_assert_int_eq(sim_comm_set_async_error(c, ncclRemoteError), ncclSuccess);
+  ck_assert_int_eq(ncclAllReduce(&x, &y, 1, ncclFloat32, ncclSum, c, NULL), ncclRemoteError);
+  ck_assert_int_eq(ncclGroupStart(), ncclSuccess);
+  ck_assert_int_eq(ncclSend(&x, 1, ncclFloat32, 0, c, NULL), ncclRemoteError);
+  ck_assert_int_eq(ncclGroupEnd(), ncclSuccess);
+  ck_assert_int_eq(sim_comm_set_async_error(c, ncclInProgress), ncclSuccess);
+  ck_assert_int_eq(ncclAllReduce(&x, &y, 1, ncclFloat32, ncclSum, c, NULL), ncclInvalidArgument);
+  ck_assert_int_eq(sim_comm_set_async_error(c, ncclSuccess), ncclSuccess);
+  ck_assert_int_eq(ncclAllReduce(&x, &y, 1, ncclFloat32, ncclSum, c, NULL), ncclSuccess);
+  ck_assert_int_eq(cuStreamSynchronize(NULL), CUDA_SUCCESS);
   ck_assert_int_eq(ncclCommDestroy(c), ncclSuccess);
 }
 END_TEST

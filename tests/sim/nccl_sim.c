@@ -102,12 +102,21 @@ static ncclResult_t sim_launch_group(struct sim_op *ops, int nops)
 
 static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t stream);
 
-/* Checks an op and launches it (or groups it), inside its API event. */
+/* Checks an op and launches it (or groups it), inside its API event.  A
+ * comm that reports an async error refuses it with that error, as NCCL's
+ * ncclEnqueueCheck does (ncclCommEnsureReady, src/init.cc: the error is
+ * kept; ncclInProgress becomes ncclInvalidArgument). */
 static ncclResult_t sim_enqueue(const struct sim_op *op, cudaStream_t stream)
 {
   ncclResult_t rc = sim_check_comm(op->comm);
   if (rc != ncclSuccess)
     return rc;
+  ncclResult_t async = (ncclResult_t)atomic_load(&op->comm->async_error);
+  if (async == ncclInProgress)
+    return sim_error(ncclInvalidArgument, "Attempt to use communicator before the previous operation "
+                     "returned ncclSuccess");
+  if (async != ncclSuccess)
+    return sim_error(async, "the communicator reports an async error (%d)", (int)async);
   if (sim_dtype_size(op->dtype) == 0)
     return sim_error(ncclInvalidArgument, "invalid datatype %d", (int)op->dtype);
   int reduces = op->kind == SIM_ALLREDUCE || op->kind == SIM_REDUCE || op->kind == SIM_REDUCESCATTER;

@@ -32,7 +32,9 @@ CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg);
 CUresult sim_stream_set_capturing(CUstream stream, int on);
 
 /* Test knob exported by the simulator's libnccl.so.2 (declared here for
- * tests): what ncclCommGetAsyncError reports for `comm` from now on. */
+ * tests): what ncclCommGetAsyncError reports for `comm` from now on; while
+ * it is an error, collective and p2p calls on `comm` return it at once
+ * (NCCL's ncclCommEnsureReady). */
 #ifdef FR_NCCL_H
 ncclResult_t sim_comm_set_async_error(ncclComm_t comm, ncclResult_t err);
 /* Test knobs for the ops launched on `comm` from now on: its sends to comm

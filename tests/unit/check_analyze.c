@@ -666,6 +666,9 @@ START_TEST(test_ahead)
   job_world(j, WORLD);
   run(j, 0, 3, WORLD, 16);
   step(j, 2, WORLD, FRZ_STATE_STARTED);
+  /* the others finished: their last dumps were written at exit */
+  for (int r = 0; r < 4; r++)
+    if (r != 2) j->proc[r].trigger = FRZ_TRIGGER_EXIT;
   fa_analysis *a = analyse(j);
   const fa_verdict *v = &a->verdict;
   ck_assert_int_eq(v->status, FA_STATUS_HANG);
@@ -674,6 +677,15 @@ START_TEST(test_ahead)
   RANKS_NONE(&v->lagging);
   ck_assert_int_eq(comm_of(a, WORLD)->last_completed, 15);
   ck_assert(has_substr(v->summary, "rank 2 is ahead"));
+  fa_free(a);
+  /* alive and idle (their dumps asked for by the hang: a host wait before
+   * the op): not done with the comm, so they are lagging, not 2 ahead */
+  for (int r = 0; r < 4; r++) j->proc[r].trigger = FRZ_TRIGGER_FILE;
+  a = analyse(j);
+  v = &a->verdict;
+  RANKS_NONE(&v->ahead);
+  RANKS_EQ(&v->lagging, 0, 1, 3);
+  RANKS_EQ(&v->root_cause, 0, 1, 3);
   fa_free(a);
   job_free(j);
 }
