@@ -388,6 +388,11 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
       c->nlagging++;
     } else if (m->state == FA_MEMBER_LAGGING && fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_DESTROYED))) {
       m->left = 1; /* it aborted or destroyed the comm (unsequenced): it never comes */
+    } else if (m->state == FA_MEMBER_WAITING && fc && (fc->flags & FRZ_CF_ASYNC_ERROR) && c->nwaiting > 1) {
+      m->state = FA_MEMBER_UNFINISHED; /* NCCL reported an error on its comm: its own side broke */
+      m->async_error = 1;
+      c->nwaiting--;
+      c->nunfinished++;
     } else if (m->state == FA_MEMBER_WAITING && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
                c->nwaiting + c->npassed > 1 && !(fc && (fc->flags & FRZ_CF_ABORTED))) {
       /* (one that aborted the comm waited, then gave up: still a waiter) */
@@ -408,6 +413,7 @@ static void all_aborted(const fa_analysis *a, fa_comm *c)
     const fa_member *m = &c->members[r];
     const frz_comm *fc = m->rank >= 0 ? fa_member_comm(a, m) : NULL;
     if (m->rank >= 0 && !(fc && (fc->flags & FRZ_CF_ABORTED))) return;
+    if (fc && (fc->flags & FRZ_CF_ASYNC_ERROR)) return; /* an error made them give up */
   }
   for (int32_t r = 0; r < c->size; r++)
     if (c->members[r].rank >= 0) c->members[r].last_completed = c->members[r].last_enqueued;

@@ -113,6 +113,9 @@ typedef struct fa_member {
                               never called the comm's creation (lagging; rank stays -1) */
   uint8_t left;            /* lagging because it tore the comm down (CommDestroy, CommFinalize,
                               CommAbort at the stuck seq) while others wait in its op there */
+  uint8_t async_error;     /* unfinished because NCCL reported an async error on its comm
+                              (ncclCommGetAsyncError) with the stuck op in flight: its own
+                              network or device side broke */
   uint8_t gone;            /* lagging because its process ended (its last dump was written at exit
                               or on a fatal signal) with the stuck op in flight: its part never comes */
   int32_t *cand;           /* comm rank of a comm that never formed, claimed by no dump, whose

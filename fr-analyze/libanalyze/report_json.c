@@ -373,6 +373,7 @@ static cJSON *member_obj(jctx *j, const fa_member *m)
   if (m->absent) add(j, o, "never_joined", chk(j, cJSON_CreateTrue()));
   if (m->left) add(j, o, "tore_down", chk(j, cJSON_CreateTrue()));
   if (m->gone) add(j, o, "process_ended", chk(j, cJSON_CreateTrue()));
+  if (m->async_error) add(j, o, "async_error", chk(j, cJSON_CreateTrue()));
   if (m->ncand) {
     fa_ranks r = {m->cand, m->ncand};
     add(j, o, "may_be_ranks", ranks(j, &r));

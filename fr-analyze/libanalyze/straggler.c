@@ -13,12 +13,17 @@
 /* ---- frames ---------------------------------------------------------------- */
 
 /* Ops a rank completed between frame `f0` and frame `f1` (same process):
- * collective seqs per comm, and completed p2p records new in f1. */
+ * collective seqs per comm, and p2p records completed in f1 that are newer
+ * than every record f0 saw completed. */
 static uint64_t progress_between(const fa_frame *f0, const fa_frame *f1)
 {
-  uint64_t n = 0, max_id = 0;
+  uint64_t n = 0, max_id = 0; /* the newest record f0 saw completed */
+  int any = 0;
   for (uint64_t i = 0; i < f0->dump.nrecords; i++)
-    if (f0->dump.records[i].id > max_id) max_id = f0->dump.records[i].id;
+    if (f0->dump.records[i].state == FRZ_STATE_COMPLETED && (!any || f0->dump.records[i].id > max_id)) {
+      max_id = f0->dump.records[i].id;
+      any = 1;
+    }
   for (uint32_t e = 0; e < f1->dump.ncomms; e++) {
     const frz_comm *c1 = &f1->dump.comms[e];
     int64_t before = -1;
@@ -31,11 +36,26 @@ static uint64_t progress_between(const fa_frame *f0, const fa_frame *f1)
   }
   for (uint64_t i = 0; i < f1->dump.nrecords; i++) {
     const frz_record *r = &f1->dump.records[i];
-    if (r->kind == FRZ_KIND_P2P && r->state == FRZ_STATE_COMPLETED &&
-        (r->id > max_id || f0->dump.nrecords == 0))
-      n++;
+    if (r->kind == FRZ_KIND_P2P && r->state == FRZ_STATE_COMPLETED && (r->id > max_id || !any)) n++;
   }
   return n;
+}
+
+/* The first frame of rank r's latest episode (the frame of the trigger its
+ * latest frame follows from): a job that recovered and then hung again is
+ * judged by the frames of the second hang only.  A recovery frame ends its
+ * episode, so it is compared with that episode's trigger frame; a frame at
+ * exit belongs to the episode before it. */
+static uint32_t episode_first(const fa_analysis *a, const fa_rank *r)
+{
+  uint32_t k = r->first_frame + r->nframes - 1;
+#define TRIG_(k) (a->frames[k].dump.process.trigger)
+  /* a frame at exit goes on from where the process was */
+  while (k > r->first_frame && (TRIG_(k) == FRZ_TRIGGER_FRAME || TRIG_(k) == FRZ_TRIGGER_EXIT)) k--;
+  if (TRIG_(k) == FRZ_TRIGGER_RECOVERY && k > r->first_frame) k--;
+  while (k > r->first_frame && TRIG_(k) == FRZ_TRIGGER_FRAME) k--;
+#undef TRIG_
+  return k;
 }
 
 int fa_frames_progress(fa_analysis *a)
@@ -46,9 +66,10 @@ int fa_frames_progress(fa_analysis *a)
     fa_rank *r = &a->ranks[i];
     r->progress = 0;
     r->clock_offset_ns = 0;
-    if (r->nframes < 2) continue;
+    uint32_t base = episode_first(a, r);
+    if (base == r->first_frame + r->nframes - 1) continue; /* one frame of this episode */
     multi++;
-    r->progress = progress_between(&a->frames[r->first_frame], fa_rank_latest(a, r));
+    r->progress = progress_between(&a->frames[base], fa_rank_latest(a, r));
     if (r->progress && fa_ranks_push(&v->progressed, &cap, r->global_rank)) return -1;
   }
   v->frames_progress = multi > 0 && v->progressed.n == multi;
@@ -64,7 +85,7 @@ int fa_comm_moved(const fa_analysis *a, const fa_comm *c)
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->rank < 0 || a->ranks[m->rank].nframes < 2) continue;
-    const frz_dump *d0 = &a->frames[a->ranks[m->rank].first_frame].dump;
+    const frz_dump *d0 = &a->frames[episode_first(a, &a->ranks[m->rank])].dump;
     const frz_comm *c1 = fa_member_comm(a, m);
     for (uint32_t k = 0; k < d0->ncomms; k++)
       if (d0->comms[k].comm_id == c->id && d0->comms[k].rank == m->comm_rank &&

@@ -301,12 +301,23 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are", op, hex,
               ranks_phrase(&o, p2, sizeof p2), (long long)c->last_completed,
               o.n == 1 ? "is" : "are");
+  } else if (v->unfinished.n && !c->npassed) { /* an async error NCCL reported */
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    sb_printf(b, "NCCL reported an async error on comm %s to %s during %s (%s own network or device side "
+              "broke)", hex, ranks_phrase(&v->unfinished, p1, sizeof p1), op,
+              v->unfinished.n == 1 ? "its" : "their");
+    if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
   } else if (v->unfinished.n) {
     if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
     sb_printf(b, "%s never finished %s on comm %s, which %s completed: %s own work stopped on the "
               "device side (a GPU error or a kernel that cannot finish)",
               ranks_phrase(&v->unfinished, p1, sizeof p1), op, hex, ranks_phrase(&o, p2, sizeof p2),
               v->unfinished.n == 1 ? "its" : "their");
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].async_error) {
+        sb_printf(b, "; NCCL reported an async error on %s comm", v->unfinished.n == 1 ? "its" : "their");
+        break;
+      }
   } else if (c->stuck && c->nunknown && !v->lagging.n && !c->nno_dump && !c->has_mismatch) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     uint32_t cap = 0;
@@ -506,8 +517,12 @@ int fa_verdict_summary(fa_analysis *a)
     else
       sb_printf(&b, "no hang found: every operation enqueued on %u communicator%s completed on every rank",
                 a->ncomms, a->ncomms == 1 ? "" : "s");
-    if (a->ranks_missing.n)
+    if (a->ranks_missing.n && v->frames_progress)
       sb_printf(&b, "; %s left no dump", ranks_phrase(&a->ranks_missing, p, sizeof p));
+    else if (a->ranks_missing.n) /* healthy without a dump only when a shrink explains it */
+      sb_printf(&b, "; %s left no dump (a shrink left %s out: the survivors went on without %s)",
+                ranks_phrase(&a->ranks_missing, p, sizeof p), a->ranks_missing.n == 1 ? "it" : "them",
+                a->ranks_missing.n == 1 ? "it" : "them");
     break;
   case FA_STATUS_DEADLOCK:
     say_cycle(a, &b);

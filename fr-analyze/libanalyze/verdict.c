@@ -303,6 +303,35 @@ static int choose_comm(fa_analysis *a, const fa_wgraph *g)
   return 0;
 }
 
+/* Is every rank without a dump one that a shrink left out: a member of the
+ * parent of a comm made by ncclCommShrink that formed, is not stuck, and
+ * whose members (all known) do not include it?  The survivors went on
+ * without it (it died, and the job recovered): its missing dump says
+ * nothing of a hang. */
+static int shrunk_out(const fa_analysis *a)
+{
+  for (uint32_t i = 0; i < a->ranks_missing.n; i++) {
+    int32_t g = a->ranks_missing.v[i];
+    int explained = 0;
+    for (uint32_t ci = 0; ci < a->ncomms && !explained; ci++) {
+      const fa_comm *c = &a->comms[ci];
+      const frz_comm *fc = c->npresent ? fa_member_comm(a, &c->members[0]) : NULL;
+      for (int32_t r = 0; !fc && r < c->size; r++)
+        if (c->members[r].rank >= 0) fc = fa_member_comm(a, &c->members[r]);
+      if (!fc || !(fc->flags & FRZ_CF_SHRINK) || c->stuck || c->unformed || c->npresent != (uint32_t)c->size)
+        continue;
+      int32_t pi = fa_find_comm(a, c->parent_id);
+      if (pi < 0) continue;
+      int in_parent = 0, in_child = 0;
+      for (int32_t r = 0; r < a->comms[pi].size; r++) in_parent |= a->comms[pi].members[r].global_rank == g;
+      for (int32_t r = 0; r < c->size; r++) in_child |= c->members[r].global_rank == g;
+      explained = in_parent && !in_child;
+    }
+    if (!explained) return 0;
+  }
+  return 1;
+}
+
 int fa_verdict_build(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
@@ -425,7 +454,7 @@ int fa_verdict_build(fa_analysis *a)
   else if (v->comm >= 0) v->status = FA_STATUS_HANG;
   else if (v->nstragglers) v->status = FA_STATUS_STRAGGLER;
   else if (slow) v->status = FA_STATUS_HEALTHY;
-  else if (untracked || a->ranks_missing.n) v->status = FA_STATUS_INCONCLUSIVE;
+  else if (untracked || (a->ranks_missing.n && !shrunk_out(a))) v->status = FA_STATUS_INCONCLUSIVE;
   else v->status = FA_STATUS_HEALTHY;
   /* one unique id, several comms: the ranks disagree on what the comm is */
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {

@@ -7,10 +7,13 @@
 # ranks both sending first (a deadlock through stream order); the majority
 # blocked in host code while one rank enters the op (not "ahead"); devices
 # of one process (CommInitAll) waiting behind another comm's op or aborting
-# one device's comm; and every rank aborting at the end (healthy).
+# one device's comm; and every rank aborting at the end (healthy).  And the
+# ways jobs react to a hang (tests/scenarios/r-*.scn: a watchdog that aborts
+# or destroys the comms, then exits or stays; an async error, then SIGABRT):
+# the verdict still names the rank that caused it.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
-for scn in "$FR_SRCDIR"/tests/scenarios/b-*.scn; do
+for scn in "$FR_SRCDIR"/tests/scenarios/b-*.scn "$FR_SRCDIR"/tests/scenarios/r-*.scn; do
   name=$(basename "$scn" .scn)
   run_case "$name" >/dev/null
   echo "$name: ok"
