@@ -366,6 +366,26 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   c->nahead = 1;
 }
 
+/* An abort that answered a hang: dump d holds a record (of comm `id`, or of
+ * any comm when id is 0) that was in flight when its comm was aborted
+ * (flag ABORTED) and had waited FA_GAVE_UP_NS or more by then.  An abort
+ * right behind its ops (a shutdown) is no answer to anything. */
+#define FA_GAVE_UP_NS UINT64_C(100000000)
+int fa_gave_up(const frz_dump *d, uint64_t id)
+{
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *r = &d->records[i];
+    if (!(r->flags & FRZ_RF_ABORTED) || (id && r->comm_id != id)) continue;
+    for (uint64_t k = i + 1; k < d->nrecords; k++) {
+      const frz_record *x = &d->records[k];
+      if (x->op == FRZ_OP_CommAbort && x->comm_id == r->comm_id && x->t_enqueue_ns >= r->t_enqueue_ns &&
+          x->t_enqueue_ns - r->t_enqueue_ns >= FA_GAVE_UP_NS)
+        return 1;
+    }
+  }
+  return 0;
+}
+
 /* With members waiting in the stuck op (and none ahead), a member that tore
  * the comm down at that seq, or aborted or destroyed it before, left it
  * (waits for it end there, whatever it waits for elsewhere), and one whose
@@ -386,8 +406,10 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
       m->state = FA_MEMBER_LAGGING;
       m->left = 1;
       c->nlagging++;
-    } else if (m->state == FA_MEMBER_LAGGING && fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_DESTROYED))) {
-      m->left = 1; /* it aborted or destroyed the comm (unsequenced): it never comes */
+    } else if (m->state == FA_MEMBER_LAGGING && fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_DESTROYED)) &&
+               !fa_gave_up(&a->frames[m->frame].dump, 0)) {
+      m->left = 1; /* it aborted or destroyed the comm (unsequenced), not in answer to a wait of its
+                      own: it never comes */
     } else if (m->state == FA_MEMBER_WAITING && fc && (fc->flags & FRZ_CF_ASYNC_ERROR) && c->nwaiting > 1) {
       m->state = FA_MEMBER_UNFINISHED; /* NCCL reported an error on its comm: its own side broke */
       m->async_error = 1;
@@ -414,6 +436,7 @@ static void all_aborted(const fa_analysis *a, fa_comm *c)
     const frz_comm *fc = m->rank >= 0 ? fa_member_comm(a, m) : NULL;
     if (m->rank >= 0 && !(fc && (fc->flags & FRZ_CF_ABORTED))) return;
     if (fc && (fc->flags & FRZ_CF_ASYNC_ERROR)) return; /* an error made them give up */
+    if (m->rank >= 0 && fa_gave_up(&a->frames[m->frame].dump, c->id)) return; /* they waited, then gave up */
   }
   for (int32_t r = 0; r < c->size; r++)
     if (c->members[r].rank >= 0) c->members[r].last_completed = c->members[r].last_enqueued;

@@ -71,6 +71,10 @@ int fa_member_blamed(const fa_comm *c, const fa_member *m);
  * one, of this comm too) and not of its group?  Ops of one stream run in
  * order: it has not started and waits for that op. */
 int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id);
+/* Did the process of dump d abort a comm (of id `id`, any when 0) in answer
+ * to a wait of its own: an op of it in flight then (flag ABORTED) had waited
+ * 100 ms or more?  It gave up waiting: still a waiter, not a cause. */
+int fa_gave_up(const frz_dump *d, uint64_t id);
 /* The rank (index into a->ranks) of member m: its dump's, or for a member
  * that never called the comm's creation, its global rank's; -1 none. */
 int32_t fa_member_node(const fa_analysis *a, const fa_member *m);

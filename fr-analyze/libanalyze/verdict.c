@@ -26,8 +26,10 @@ static int blocked(const fa_comm *c)
  * fatal signal)?  It waits for nobody any more: where waits for it end. */
 static int ended(const fa_analysis *a, int32_t k)
 {
-  uint32_t t = fa_rank_latest(a, &a->ranks[k])->dump.process.trigger;
-  return t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH;
+  const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+  uint32_t t = d->process.trigger;
+  /* one that gave up waiting (aborted, then ended) still waits where it gave up */
+  return (t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH) && !fa_gave_up(d, 0);
 }
 
 /* The global ranks the waiting side of c waits for (the lagging side of its
