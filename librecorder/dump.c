@@ -129,7 +129,7 @@ static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
     o->comm_id = c->comm_id;
     o->nccl_comm_hash = c->nccl_hash;
     o->parent_id = c->parent_id;
-    o->handle = c->handle;
+    o->handle = __atomic_load_n(&c->handle, __ATOMIC_RELAXED); /* bound when an init returns */
     o->nranks = c->nranks;
     o->rank = c->rank;
     o->split_color = c->split_color;
