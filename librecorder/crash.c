@@ -30,7 +30,9 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx) {
   int saved = errno;
   int k = slot_of(sig);
   if (!atomic_exchange(&in_crash, 1) && atomic_load(&fr_g.enabled)) {
-    uint32_t before = atomic_load(&fr_g.dumps_done);
+    /* the crash dump's own count: a dump written meanwhile for another
+     * request (an abort's, a frame) is not the one waited for */
+    uint32_t before = atomic_load(&fr_g.crash_dumps_done);
     atomic_store(&fr_g.crash_signal, sig);
     atomic_store(&fr_g.dump_request, FRZ_TRIGGER_CRASH); /* overrides any pending request */
     if (fr_g.wake_pipe[1] >= 0) {
@@ -38,7 +40,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx) {
       (void)w;
     }
     struct timespec tick = {0, 10 * 1000 * 1000};
-    for (int i = 0; i < 200 && atomic_load(&fr_g.dumps_done) == before; i++) nanosleep(&tick, NULL);
+    for (int i = 0; i < 200 && atomic_load(&fr_g.crash_dumps_done) == before; i++) nanosleep(&tick, NULL);
   }
   if (k >= 0) {
     sigaction(sig, &previous[k], NULL);

@@ -136,7 +136,8 @@ typedef struct fr_global {
   pthread_mutex_t dump_lock;
   uint64_t start_realtime_ns;  /* process start, to ignore stale trigger files */
   _Atomic uint32_t next_frame;
-  _Atomic uint32_t dumps_done;  /* dumps attempted, for the crash handler's wait */
+  _Atomic uint32_t dumps_done;  /* dumps attempted */
+  _Atomic uint32_t crash_dumps_done; /* crash dumps attempted, for the crash handler's wait */
   _Atomic int crash_signal;     /* the fatal signal being handled, 0 none */  /* frame number of the next dump of this process */
   _Atomic int log_ready;       /* 0: messages are held until NCCL is first used */
 } fr_global;
@@ -232,6 +233,8 @@ typedef struct scan_state {
 /* Stamp start/completion of pending records from their events (the
  * watchdog each poll; a dump just before its snapshot). */
 FR_HIDDEN void fr_scan_completion(scan_state *st, uint64_t now);
+/* Record `id` in slot s moved on to what its CUDA events show; its state. */
+FR_HIDDEN uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now);
 FR_HIDDEN int fr_watchdog_start(void);
 /* Chain a best-effort dump in front of the fatal signals' handlers (crash.c). */
 FR_HIDDEN void fr_crash_handlers_install(void);

@@ -24,8 +24,10 @@ static void mark_aborted(const fr_comm *c) {
     uint8_t st = __atomic_load_n(&s->rec.state, __ATOMIC_ACQUIRE);
     if (st == FRZ_STATE_COMPLETED || st == FRZ_STATE_FAILED) continue;
     if (s->rec.kind != FRZ_KIND_COLL && s->rec.kind != FRZ_KIND_P2P) continue;
-    /* done on the device already (the watchdog has not stamped it yet) */
-    if (!(s->rec.flags & FRZ_RF_NO_TRACKING) && fr_cuda_passed(s, 1) == 1) continue;
+    /* what the device did before the abort, stamped now (the watchdog's
+     * next scan would have, but it skips aborted records): done ops are not
+     * abandoned, started ones show that they ran */
+    if (fr_stamp_from_events(s, id, fr_now_ns()) == FRZ_STATE_COMPLETED) continue;
     fr_rec_flags_set(s, FRZ_RF_ABORTED, 0);
   }
 }

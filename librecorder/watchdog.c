@@ -34,6 +34,26 @@ static void stamp(fr_slot *s, uint64_t id, uint64_t *field, uint64_t now) {
   if (fr_ring_get(&fr_g.ring, id) != s) __atomic_compare_exchange_n(field, &t, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* Move record `id` in slot s on to what its CUDA events show (started, then
+ * completed), stamping `now`; returns its state then.  Only what the events
+ * showed: the profiler plugin may move it too. */
+uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now) {
+  frz_record *r = &s->rec;
+  uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
+  uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+  if (flags & FRZ_RF_NO_TRACKING) return state;
+  if (state == FRZ_STATE_ENQUEUED && fr_cuda_passed(s, 0) == 1) {
+    stamp(s, id, &r->t_start_ns, now);
+    state = FRZ_STATE_STARTED;
+  }
+  if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
+    stamp(s, id, &r->t_complete_ns, now);
+    state = FRZ_STATE_COMPLETED;
+  }
+  if (fr_ring_get(&fr_g.ring, id) == s && state != seen) fr_rec_state_advance(s, state);
+  return state;
+}
+
 /* Stamp start/completion of pending records; find the oldest pending one. */
 void fr_scan_completion(scan_state *st, uint64_t now) {
   fr_ring *ring = &fr_g.ring;
@@ -50,24 +70,14 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
       continue;
     }
     frz_record *r = &s->rec;
-    uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
+    uint8_t state, seen = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
     uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
     if (flags & FRZ_RF_ABORTED) { /* abandoned by ncclCommAbort: neither tracked nor waited for */
       if (contiguous) st->from = id + 1;
       continue;
     }
-    if (state == FRZ_STATE_ENQUEUED && (flags & FRZ_RF_NO_TRACKING) == 0 &&
-        fr_cuda_passed(s, 0) == 1) {
-      stamp(s, id, &r->t_start_ns, now);
-      state = FRZ_STATE_STARTED;
-    }
-    if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
-      stamp(s, id, &r->t_complete_ns, now);
-      state = FRZ_STATE_COMPLETED;
-      st->completed++;
-    }
-    /* only what the events showed: the profiler plugin may move it too */
-    if (fr_ring_get(ring, id) == s && state != seen) fr_rec_state_advance(s, state);
+    state = fr_stamp_from_events(s, id, now);
+    if (state == FRZ_STATE_COMPLETED && seen != FRZ_STATE_COMPLETED) st->completed++;
     int done = state == FRZ_STATE_COMPLETED || state == FRZ_STATE_FAILED ||
                ((flags & FRZ_RF_NO_TRACKING) && !(flags & FRZ_RF_IN_CALL));
     if (done) {
@@ -215,6 +225,7 @@ static void *watchdog_main(void *arg) {
       crash.trigger_time = now;
       snprintf(crash.text, sizeof crash.text, "fatal signal %d", atomic_load(&fr_g.crash_signal));
       dump_frame(FRZ_TRIGGER_CRASH, &crash);
+      atomic_fetch_add(&fr_g.crash_dumps_done, 1);
       continue;
     }
     step_episode(&ep, &st, req, now, &next_trigger_poll);

@@ -370,7 +370,6 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
  * any comm when id is 0) that was in flight when its comm was aborted
  * (flag ABORTED) and had waited FA_GAVE_UP_NS or more by then.  An abort
  * right behind its ops (a shutdown) is no answer to anything. */
-#define FA_GAVE_UP_NS UINT64_C(100000000)
 int fa_gave_up(const frz_dump *d, uint64_t id)
 {
   for (uint64_t i = 0; i < d->nrecords; i++) {
@@ -392,7 +391,9 @@ int fa_gave_up(const frz_dump *d, uint64_t id)
  * process ended (its last
  * dump written at exit or on a fatal signal) with the op in flight is gone:
  * their part of the op never comes, so they are lagging (the cause), not
- * idle or waiting. */
+ * idle or waiting.  So is a member waiting in the op that aborted the comm
+ * with it in flight without having waited for anything (it did not give
+ * up). */
 static void left_or_gone(const fa_analysis *a, fa_comm *c)
 {
   if (!c->stuck || c->nahead || !(c->nwaiting + c->npassed)) return;
@@ -415,6 +416,15 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
       m->async_error = 1;
       c->nwaiting--;
       c->nunfinished++;
+    } else if (m->state == FA_MEMBER_WAITING && at && (at->flags & FRZ_RF_ABORTED) &&
+               c->nwaiting + c->npassed > 1 && !fa_gave_up(&a->frames[m->frame].dump, 0)) {
+      /* it aborted the comm with its op there in flight, not after waiting
+       * for anything: its part never comes (whatever its record's state
+       * said when the abort cut it off) */
+      m->state = FA_MEMBER_LAGGING;
+      m->left = 1;
+      c->nwaiting--;
+      c->nlagging++;
     } else if (m->state == FA_MEMBER_WAITING && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
                c->nwaiting + c->npassed > 1 && !(fc && (fc->flags & FRZ_CF_ABORTED))) {
       /* (one that aborted the comm waited, then gave up: still a waiter) */

@@ -71,10 +71,19 @@ int fa_member_blamed(const fa_comm *c, const fa_member *m);
  * one, of this comm too) and not of its group?  Ops of one stream run in
  * order: it has not started and waits for that op. */
 int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id);
+/* How long an op waits before an abort of its comm counts as giving up on
+ * it (a watchdog's answer), not as a shutdown right behind it: 100 ms. */
+#define FA_GAVE_UP_NS UINT64_C(100000000)
 /* Did the process of dump d abort a comm (of id `id`, any when 0) in answer
- * to a wait of its own: an op of it in flight then (flag ABORTED) had waited
- * 100 ms or more?  It gave up waiting: still a waiter, not a cause. */
+ * to a wait of its own: an op of it in flight then (flag ABORTED) had
+ * waited FA_GAVE_UP_NS or more?  It gave up waiting: still a waiter, not a
+ * cause. */
 int fa_gave_up(const frz_dump *d, uint64_t id);
+/* Dump d of a rank that gave up, read as of the moment its reaction began:
+ * ops that started or completed later set back, their comm counters with
+ * them, and what was in flight on a comm it then tore down flagged ABORTED
+ * (react.c). */
+void fa_as_of_reaction(frz_dump *d);
 /* The rank (index into a->ranks) of member m: its dump's, or for a member
  * that never called the comm's creation, its global rank's; -1 none. */
 int32_t fa_member_node(const fa_analysis *a, const fa_member *m);

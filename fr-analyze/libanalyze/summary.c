@@ -351,9 +351,16 @@ static int say_hang(const fa_analysis *a, sbuf *b)
                 ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
     } else if (c->nlagging && lagging_all(c, 1)) {
       if (fa_comm_ranks(c, FA_MEMBER_LAGGING, &o)) goto out;
-      sb_printf(b, "%s tore comm %s down (at seq %llu) while %s %s in %s there",
-                ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq,
-                ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
+      if (w.n)
+        sb_printf(b, "%s tore comm %s down (at seq %llu) while %s %s in %s there",
+                  ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq,
+                  ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
+      else { /* the others completed the op it cut off and wait in a later one */
+        if (fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
+        sb_printf(b, "%s tore comm %s down (at seq %llu, %s in flight); %s completed it and %s there after it",
+                  ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq, op,
+                  ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+      }
       fa_ranks_free(&o);
     } else if (c->nlagging && lagging_all(c, 2)) {
       if (fa_comm_ranks(c, FA_MEMBER_LAGGING, &o)) goto out;
@@ -420,7 +427,7 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     const fa_comm *c = &a->comms[s->comm];
     if (i == 8) {
       sb_printf(b, ", and so on (%u steps)", v->ncycle);
-      return;
+      break;
     }
     if (!s->p2p) op_phrase(a, c, s->seq, op, sizeof op);
     else snprintf(op, sizeof op, "p2p seq %llu", (unsigned long long)s->seq);
@@ -432,6 +439,17 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
       sb_printf(b, ", which waits in %s on comm %s for rank %d%s", op, fa_comm_label(c, hex, sizeof hex),
                 s->waits_for, maybe);
   }
+  /* roots of other waits beside the cycle (a rank that left no dump) */
+  fa_ranks more = {NULL, 0};
+  uint32_t cap = 0;
+  char p[200];
+  for (uint32_t i = 0; i < v->root_cause.n; i++) {
+    int in = 0;
+    for (uint32_t k = 0; k < v->ncycle && !in; k++) in = v->cycle[k].rank == v->root_cause.v[i];
+    if (!in && fa_ranks_push(&more, &cap, v->root_cause.v[i])) break;
+  }
+  if (more.n) sb_printf(b, "; other waits lead to %s", ranks_phrase(&more, p, sizeof p));
+  fa_ranks_free(&more);
 }
 
 /* "no hang: rank 6 is a straggler (last at 30 of 30 collectives, 201 ms

@@ -296,11 +296,11 @@ static int choose_comm(fa_analysis *a, const fa_wgraph *g)
     fa_ranks_free(&bl);
   }
   v->comm = best_root >= 0 ? best_root : -1;
-  if (v->comm < 0 && best_blamed >= 0) {
-    if (fa_wgraph_cycle(a, g, &v->cycle, &v->ncycle)) return -1;
-    if (v->cycle) v->comm = v->cycle[0].comm;
-    else if (chain_end(a, best_blamed, &v->comm)) return -1;
-  }
+  /* ranks whose waits close a cycle are deadlocked whatever else is wrong:
+   * a root elsewhere (a rank that left no dump, say) frees none of them */
+  if (best_blamed >= 0 && fa_wgraph_cycle(a, g, &v->cycle, &v->ncycle)) return -1;
+  if (v->cycle) v->comm = v->cycle[0].comm;
+  else if (v->comm < 0 && best_blamed >= 0 && chain_end(a, best_blamed, &v->comm)) return -1;
   if (v->comm < 0) v->comm = best_any;
   return 0;
 }
@@ -393,8 +393,9 @@ int fa_verdict_build(fa_analysis *a)
       return -1;
   for (uint32_t i = 0; i < v->unfinished.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->unfinished.v[i])) return -1;
-  /* the ends of every wait-for chain, not only the chosen comm's */
-  if (v->comm >= 0 && !v->cycle) {
+  /* the ends of every wait-for chain, not only the chosen comm's (beside a
+   * cycle too) */
+  if (v->comm >= 0) {
     fa_ranks ends = {NULL, 0};
     uint32_t dead = 0;
     int bad = fa_wgraph_roots(a, wg, &ends, &dead);

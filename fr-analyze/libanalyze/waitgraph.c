@@ -93,10 +93,17 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
         if (m->state != want) continue;
         int32_t k = fa_member_node(a, m);
         if (k >= 0) {
-          uint8_t own = m->left; /* it left the comm: its own doing, whatever it waits for */
-          /* (one queued on its stream behind another comm's op waits for that op) */
-          for (int32_t q = 0; q < c->size && !own && !m->behind; q++)
-            own = c->members[q].rank == k && waits_in(&c->members[q]);
+          uint8_t own = m->left, self = 0; /* it left the comm: its own doing, whatever it waits for */
+          for (int32_t q = 0; q < c->size && !self; q++)
+            self = c->members[q].rank == k && waits_in(&c->members[q]);
+          /* one queued on its stream behind another comm's op waits for
+           * that op: its process, waiting here too, waits for what that op
+           * waits for (its own edges), not for itself */
+          if (m->behind && self) {
+            any = 1;
+            continue;
+          }
+          own = own || (self && !m->behind);
           if (push_edge(g, &cap, (wedge){hub, (uint32_t)k, (int32_t)ci, c->stuck_seq, own, -1})) goto oom;
           any = 1;
           continue;
@@ -281,7 +288,7 @@ static uint8_t *stuck_nodes(const fa_wgraph *g)
       else ok++;
     }
     in[v] = (v >= g->nranks || g->waits[v]) && ok > 0 && !(uncertain && root);
-    need[v] = uncertain ? ok : 1;
+    need[v] = ok; /* a certain one leaves the set with the last of them */
     if (!in[v]) queue[tail++] = v;
   }
   /* take out what no longer has what it needs in the set */

@@ -161,6 +161,130 @@ START_TEST(test_initall_own_missing_call)
 }
 END_TEST
 
+/* Rank r aborts comm id `after_ns` after its last record's enqueue: its
+ * records in flight flagged ABORTED, the unsequenced CommAbort record, the
+ * comm flagged. */
+static void abort_comm(job *j, int r, uint64_t id, uint64_t after_ns)
+{
+  uint64_t t = 0;
+  for (uint64_t i = 0; i < j->nrec[r]; i++) {
+    frz_record *x = &j->rec[r][i];
+    if (x->comm_id != id) continue;
+    if (x->state != FRZ_STATE_COMPLETED && x->kind == FRZ_KIND_COLL) x->flags |= FRZ_RF_ABORTED;
+    if (x->t_enqueue_ns > t) t = x->t_enqueue_ns;
+  }
+  frz_comm *c = find_comm(j, r, id);
+  frz_record *x = push_rec_of(j, r, c);
+  x->op = FRZ_OP_CommAbort;
+  x->kind = FRZ_KIND_NONE;
+  x->dtype = x->redop = 255;
+  x->peer = -1;
+  x->state = FRZ_STATE_COMPLETED;
+  x->flags = FRZ_RF_NO_TRACKING;
+  x->t_enqueue_ns = t + after_ns;
+  x->t_start_ns = x->t_enqueue_ns;
+  x->t_complete_ns = x->t_enqueue_ns + DT / 2;
+  c->flags |= FRZ_CF_ABORTED;
+}
+
+/* One rank aborts the comm right behind its op (its record still says only
+ * enqueued: the abort cut it off); the others wait in the op, or completed it
+ * (the op moved) and wait in the next.  It left: lagging and the root cause,
+ * whatever the comm's size, the op and which rank.  Had it waited 100 ms or
+ * more before aborting, it gave up: a waiter, never blamed. */
+START_TEST(test_abort_right_behind_the_op_left)
+{
+  static const struct { int n, who, passed; unsigned op; uint64_t after; int blamed; } v[] = {
+      {4, 0, 0, FRZ_OP_AllReduce, DT / 4, 1},   {8, 5, 0, FRZ_OP_AllGather, DT / 4, 1},
+      {2, 0, 1, FRZ_OP_AllReduce, DT / 4, 1},   {4, 3, 1, FRZ_OP_ReduceScatter, DT, 1},
+      {4, 0, 0, FRZ_OP_AllReduce, 200 * DT, 0}, {2, 1, 1, FRZ_OP_AllReduce, 300 * DT, 0},
+  };
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    job *j = job_new(v[k].n);
+    job_world(j, WORLD);
+    run(j, 0, v[k].n - 1, WORLD, 3);
+    for (int r = 0; r < v[k].n; r++) {
+      int moved = v[k].passed && r != v[k].who;
+      coll(j, r, WORLD, v[k].op, 4096, 7, 0, -1,
+           r == v[k].who ? FRZ_STATE_ENQUEUED : moved ? FRZ_STATE_COMPLETED : FRZ_STATE_STARTED);
+      if (moved) coll(j, r, WORLD, v[k].op, 1024, 7, 0, -1, FRZ_STATE_STARTED);
+    }
+    if (v[k].passed) coll(j, v[k].who, WORLD, v[k].op, 1024, 7, 0, -1, FRZ_STATE_ENQUEUED);
+    abort_comm(j, v[k].who, WORLD, v[k].after);
+    fa_analysis *a = analyse(j);
+    ck_assert_msg(a->verdict.status == FA_STATUS_HANG, "variant %zu: status %d", k, a->verdict.status);
+    if (v[k].blamed) {
+      ck_assert_msg(a->verdict.root_cause.n == 1 && a->verdict.root_cause.v[0] == v[k].who,
+                    "variant %zu: root cause not rank %d alone", k, v[k].who);
+      ck_assert_ptr_nonnull(strstr(a->verdict.summary, "down"));
+    } else {
+      for (uint32_t i = 0; i < a->verdict.root_cause.n; i++)
+        ck_assert_msg(a->verdict.root_cause.v[i] != v[k].who, "variant %zu: blamed rank %d that gave up", k,
+                      v[k].who);
+    }
+    fa_free(a);
+    job_free(j);
+  }
+}
+END_TEST
+
+/* The last record of rank r. */
+static frz_record *last_rec(job *j, int r)
+{
+  return &j->rec[r][j->nrec[r] - 1];
+}
+
+/* Rank 2 waits in an all-reduce of comm D for rank 0 (stopped outside
+ * NCCL) with a send to rank 1 queued behind it on its stream; rank 1 waits
+ * in the receive.  Rank 2's watchdog aborts D after 600 ms, and its stream
+ * goes on: the send starts (or completes) after the abort.  Read as of the
+ * abort, the send was queued behind the aborted op, not posted: rank 1
+ * waits for rank 2, rank 2 for rank 0, the root.  Read as it was dumped, the
+ * pair looks matched and in flight, and rank 1 (waiting for nobody) was
+ * blamed.  Variants: the send started or completed after the abort, on
+ * comms of other sizes. */
+START_TEST(test_reaction_read_as_of_its_start)
+{
+  const uint64_t D = 0x00000000000000d1ull;
+  for (int v = 0; v < 4; v++) {
+    int n = v < 2 ? 3 : 5, waiter = n - 1, peer = 1;
+    job *j = job_new(n);
+    job_world(j, WORLD);
+    job_comm(j, 0, D, 2, 0);
+    job_comm(j, waiter, D, 2, 1);
+    run(j, 0, n - 1, WORLD, 2);
+    for (int k = 0; k < 2; k++) {
+      coll(j, 0, D, FRZ_OP_AllReduce, 4096, 7, 0, -1, FRZ_STATE_COMPLETED);
+      coll(j, waiter, D, FRZ_OP_AllReduce, 4096, 7, 0, -1, FRZ_STATE_COMPLETED);
+    }
+    coll(j, waiter, D, FRZ_OP_AllReduce, 4096, 7, 0, -1, FRZ_STATE_STARTED);
+    p2p(j, waiter, WORLD, FRZ_OP_Send, peer, 0, FRZ_STATE_ENQUEUED);
+    frz_record *send = last_rec(j, waiter);
+    send->stream = 0x5000 + (uint64_t)waiter;
+    p2p(j, peer, WORLD, FRZ_OP_Recv, waiter, 0, FRZ_STATE_STARTED);
+    last_rec(j, peer)->stream = 0x5000 + (uint64_t)peer;
+    last_rec(j, peer)->t_start_ns = last_rec(j, peer)->t_enqueue_ns + DT / 10;
+    for (int r = 1; r < n; r++) /* the world's next all-reduce, behind each one's p2p or D op */
+      coll(j, r, WORLD, FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_ENQUEUED);
+    abort_comm(j, waiter, D, 600 * DT);
+    send = NULL;
+    for (uint64_t i = 0; i < j->nrec[waiter] && !send; i++)
+      if (j->rec[waiter][i].kind == FRZ_KIND_P2P) send = &j->rec[waiter][i];
+    uint64_t t_abort = last_rec(j, waiter)->t_enqueue_ns;
+    send->state = v % 2 ? FRZ_STATE_COMPLETED : FRZ_STATE_STARTED;
+    send->t_start_ns = t_abort + DT;
+    if (v % 2) send->t_complete_ns = t_abort + 2 * DT;
+    fa_analysis *a = analyse(j);
+    ck_assert_msg(a->verdict.status == FA_STATUS_HANG, "variant %d: status %d", v, a->verdict.status);
+    ck_assert_msg(a->verdict.root_cause.n == 1 && a->verdict.root_cause.v[0] == 0,
+                  "variant %d: root cause not rank 0 alone (%u ranks, first %d)", v, a->verdict.root_cause.n,
+                  a->verdict.root_cause.n ? a->verdict.root_cause.v[0] : -1);
+    fa_free(a);
+    job_free(j);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("waits");
@@ -170,6 +294,8 @@ int main(void)
   tcase_add_test(t, test_pair_init_with_a_free_rank_blames_nobody_unsure);
   tcase_add_test(t, test_shared_id_groups_analysed_apart);
   tcase_add_test(t, test_initall_own_missing_call);
+  tcase_add_test(t, test_abort_right_behind_the_op_left);
+  tcase_add_test(t, test_reaction_read_as_of_its_start);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
