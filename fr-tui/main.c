@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tui.h"
 
@@ -117,6 +118,26 @@ int main(int argc, char **argv)
   a->stragglers_if_needed = 1; /* the screen shows no straggler table */
   if (fa_run(a) < 0)
     goto nomem;
+  if (!a->nframes) { /* nothing to show: said before any screen starts */
+    for (uint32_t i = 0; i < a->nproblems; i++) {
+      const fa_problem *p = &a->problems[i];
+      if (p->file && p->has_offset)
+        fprintf(stderr, "fr-tui: %s: at byte %" PRIu64 ": %s\n", p->file, p->offset, p->message);
+      else if (p->file)
+        fprintf(stderr, "fr-tui: %s: %s\n", p->file, p->message);
+      else
+        fprintf(stderr, "fr-tui: %s\n", p->message);
+    }
+    fprintf(stderr, "fr-tui: no usable dump in the input\n");
+    fa_free(a);
+    return 2;
+  }
+  if (!batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+    fprintf(stderr, "fr-tui: standard %s is not a terminal; --batch prints one screen as text\n",
+            isatty(STDIN_FILENO) ? "output" : "input");
+    fa_free(a);
+    return 2;
+  }
   view v;
   if (view_init(&v, a) < 0)
     goto nomem;
@@ -169,6 +190,8 @@ int main(int argc, char **argv)
   } else {
     rc = term_run(&v);
   }
+  if (rc == 0) /* the one contract: 0 nothing wrong, 1 a problem found, 2 unusable input */
+    rc = fa_exit_status(a);
 out:
   view_free(&v);
   fa_free(a);

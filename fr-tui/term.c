@@ -1,5 +1,6 @@
 /* term.c — the only module that talks to the terminal (ncursesw): paints
  * the grid, reads keys, follows resizes (SIGWINCH, seen as KEY_RESIZE). */
+#include <errno.h>
 #include <curses.h>
 #include <locale.h>
 
@@ -95,9 +96,12 @@ int term_run(view *v)
     }
     render(v, &g);
     paint(&g);
+    errno = 0;
     int ch = getch();
-    if (ch == KEY_RESIZE || ch == ERR)
+    if (ch == KEY_RESIZE || (ch == ERR && errno == EINTR))
       continue;
+    if (ch == ERR) /* end of input (or no input to read): nothing more will come */
+      break;
     keys_handle(v, map_key(ch));
   }
   grid_free(&g);

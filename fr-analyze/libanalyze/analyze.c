@@ -350,14 +350,21 @@ static int finished(const fa_analysis *a, const fa_member *m)
 }
 
 /* A lone member past a point where every other member (all with dumps) is
- * idle and done with the comm is ahead, and the others are not lagging. */
+ * idle and done with the comm is ahead (there, or queued there on its
+ * stream behind its own p2p ops or another comm's), and the others are not
+ * lagging. */
 static void find_ahead(const fa_analysis *a, fa_comm *c)
 {
-  if (c->size < 3 || c->nno_dump || c->nwaiting + c->npassed != 1) return;
+  uint32_t behind = 0; /* members there, queued behind their own p2p or other ops */
+  for (int32_t r = 0; r < c->size; r++)
+    behind += c->members[r].state == FA_MEMBER_LAGGING && c->members[r].behind;
+  if (c->size < 3 || c->nno_dump || c->nwaiting + c->npassed + behind != 1) return;
   int32_t lone = -1;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_PASSED) lone = r;
+    if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_PASSED ||
+        (m->state == FA_MEMBER_LAGGING && m->behind))
+      lone = r;
     else if (m->last_completed != m->last_enqueued || !finished(a, m)) return;
   }
   for (int32_t r = 0; r < c->size; r++)
@@ -366,18 +373,26 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   c->nahead = 1;
 }
 
-/* An abort that answered a hang: dump d holds a record (of comm `id`, or of
- * any comm when id is 0) that was in flight when its comm was aborted
- * (flag ABORTED) and had waited FA_GAVE_UP_NS or more by then.  An abort
- * right behind its ops (a shutdown) is no answer to anything. */
+/* A teardown that answered a hang: dump d holds a record (of comm `id`, or
+ * of any comm when id is 0) that was in flight when its comm was aborted
+ * (flag ABORTED), or destroyed or finalized while it never completed
+ * (those wait for it, in vain), and had waited FA_GAVE_UP_NS or more by
+ * then.  A teardown right behind its ops (a shutdown), or one whose ops then
+ * completed, is no answer to anything. */
 int fa_gave_up(const frz_dump *d, uint64_t id)
 {
   for (uint64_t i = 0; i < d->nrecords; i++) {
     const frz_record *r = &d->records[i];
-    if (!(r->flags & FRZ_RF_ABORTED) || (id && r->comm_id != id)) continue;
+    if (id && r->comm_id != id) continue;
+    int aborted = (r->flags & FRZ_RF_ABORTED) != 0;
+    int stuck = (r->kind == FRZ_KIND_COLL || r->kind == FRZ_KIND_P2P) && !(r->flags & FRZ_RF_NO_TRACKING) &&
+                (r->state == FRZ_STATE_ENQUEUED || r->state == FRZ_STATE_STARTED);
+    if (!aborted && !stuck) continue;
     for (uint64_t k = i + 1; k < d->nrecords; k++) {
       const frz_record *x = &d->records[k];
-      if (x->op == FRZ_OP_CommAbort && x->comm_id == r->comm_id && x->t_enqueue_ns >= r->t_enqueue_ns &&
+      int answers = x->op == FRZ_OP_CommAbort ||
+                    (!aborted && (x->op == FRZ_OP_CommDestroy || x->op == FRZ_OP_CommFinalize));
+      if (answers && x->comm_id == r->comm_id && x->t_enqueue_ns >= r->t_enqueue_ns &&
           x->t_enqueue_ns - r->t_enqueue_ns >= FA_GAVE_UP_NS)
         return 1;
     }

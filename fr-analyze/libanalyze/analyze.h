@@ -181,6 +181,9 @@ typedef struct fa_link {
   uint8_t pending_dir;  /* p2p: FRZ_DIR_SEND (the sender waits: no Recv posted)
                            or FRZ_DIR_RECV (the receiver waits: no Send) */
   uint8_t counterpart_no_dump; /* p2p: the side that never posted has no dump */
+  uint8_t counterpart_ended;   /* p2p: the other side posted its op, then its
+                                  process ended with it in flight (exit or
+                                  fatal signal): it never completes */
   uint8_t evidence;     /* proxy progress: FA_EVIDENCE_* bits; 0 none */
   uint32_t state;       /* NCCL proxy step state it stopped in (SendPeerWait 20, RecvWait 10, ...); 0 unknown */
   uint64_t stalled_ns;  /* how long before the dump that state last changed; 0 unknown */

@@ -74,10 +74,11 @@ int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id);
 /* How long an op waits before an abort of its comm counts as giving up on
  * it (a watchdog's answer), not as a shutdown right behind it: 100 ms. */
 #define FA_GAVE_UP_NS UINT64_C(100000000)
-/* Did the process of dump d abort a comm (of id `id`, any when 0) in answer
- * to a wait of its own: an op of it in flight then (flag ABORTED) had
- * waited FA_GAVE_UP_NS or more?  It gave up waiting: still a waiter, not a
- * cause. */
+/* Did the process of dump d tear a comm (of id `id`, any when 0) down in
+ * answer to a wait of its own: an op of it in flight when it aborted the
+ * comm (flag ABORTED), or never completed when it destroyed or finalized
+ * it, had waited FA_GAVE_UP_NS or more?  It gave up waiting: still a
+ * waiter, not a cause. */
 int fa_gave_up(const frz_dump *d, uint64_t id);
 /* Dump d of a rank that gave up, read as of the moment its reaction began:
  * ops that started or completed later set back, their comm counters with

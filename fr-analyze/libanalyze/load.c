@@ -292,12 +292,95 @@ static int take_item(fa_analysis *a, item *it)
   return fa_add_dump(a, &it->d, it->path);
 }
 
+static void free_items(item_list *l, uint32_t from)
+{
+  for (uint32_t i = from; i < l->n; i++) {
+    frz_dump_free(&l->v[i].d);
+    free(l->v[i].path);
+    free(l->v[i].problem);
+  }
+  l->n = from;
+}
+
+/* Items [from, n) of l that decoded. */
+static uint32_t decoded(const item_list *l, uint32_t from)
+{
+  uint32_t k = 0;
+  for (uint32_t i = from; i < l->n; i++) k += !l->v[i].problem && l->v[i].st == FRZ_OK;
+  return k;
+}
+
+/* A directory that holds no dump, but whose subdirectories do (a job's
+ * output directory, its dumps in dumps/): its files (logs) are dropped and
+ * those subdirectories' read instead, said in a note.  0 when it was not
+ * so, 1 when it was, -1 out of memory. */
+static int look_below(fa_analysis *a, item_list *l, uint32_t from, const char *dir)
+{
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || decoded(l, from)) return 0;
+  DIR *dp = opendir(dir);
+  if (!dp) return 0;
+  char **subs = NULL;
+  uint32_t n = 0, cap = 0;
+  int rc = 0;
+  struct dirent *de;
+  while ((de = readdir(dp)) != NULL && rc == 0) {
+    if (de->d_name[0] == '.') continue;
+    char *p = fa_printf("%s/%s", dir, de->d_name);
+    if (!p || fa_grow(&subs, &cap, n + 1, sizeof *subs)) {
+      free(p);
+      rc = -1;
+      break;
+    }
+    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) subs[n++] = p;
+    else free(p);
+  }
+  closedir(dp);
+  if (rc == 0 && n) qsort(subs, n, sizeof *subs, cmp_str);
+  item_list below = {NULL, 0, 0};
+  char said[512];
+  size_t used = 0;
+  said[0] = 0;
+  for (uint32_t i = 0; i < n && rc == 0; i++) {
+    uint32_t at = below.n;
+    rc = list_dir(&below, subs[i]);
+    if (rc == 0) fa_parallel_for(below.n - at, decode_item, below.v + at);
+    if (rc == 0 && !decoded(&below, at)) free_items(&below, at);
+    else if (rc == 0 && used < sizeof said)
+      used += (size_t)snprintf(said + used, sizeof said - used, "%s%s", used ? ", " : "", subs[i]);
+  }
+  for (uint32_t i = 0; i < n; i++) free(subs[i]);
+  free(subs);
+  if (rc == 0 && below.n) {
+    free_items(l, from);
+    for (uint32_t i = 0; i < below.n && rc == 0; i++) {
+      if (fa_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) rc = -1;
+      else l->v[l->n++] = below.v[i];
+    }
+    if (rc) free_items(&below, 0); /* (those not moved yet) */
+    free(below.v);
+    if (rc == 0) {
+      char msg[700];
+      snprintf(msg, sizeof msg, "holds no dump; read the dumps below it instead: %s", said);
+      rc = fa_add_problem(a, dir, 0, 0, msg);
+    }
+    return rc ? -1 : 1;
+  }
+  free_items(&below, 0);
+  free(below.v);
+  return rc;
+}
+
 int fa_add_paths(fa_analysis *a, const char *const *paths, uint32_t npaths)
 {
   item_list l = {NULL, 0, 0};
   int rc = 0;
-  for (uint32_t i = 0; i < npaths && rc == 0; i++) rc = list_path(&l, paths[i]);
-  if (rc == 0) fa_parallel_for(l.n, decode_item, l.v);
+  for (uint32_t i = 0; i < npaths && rc == 0; i++) {
+    uint32_t from = l.n;
+    rc = list_path(&l, paths[i]);
+    if (rc == 0) fa_parallel_for(l.n - from, decode_item, l.v + from);
+    if (rc == 0 && look_below(a, &l, from, paths[i]) < 0) rc = -1;
+  }
   for (uint32_t i = 0; i < l.n; i++) {
     if (rc == 0) rc = take_item(a, &l.v[i]);
     frz_dump_free(&l.v[i].d); /* taken over by fa_add_dump, else left over */

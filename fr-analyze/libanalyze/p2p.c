@@ -19,6 +19,7 @@ typedef struct p2p_op {
   uint8_t pt;        /* from a PyTorch dump: seq aligned at the first op not completed */
   uint8_t dir;       /* FRZ_DIR_SEND (recorded on src) or FRZ_DIR_RECV (on dst) */
   uint8_t state;
+  uint8_t ended;     /* the recording side's process ended (exit, fatal signal) without giving up */
 } p2p_op;
 
 static int cmp_op(const void *x, const void *y)
@@ -119,7 +120,9 @@ static int pair_mismatch(fa_comm *c, const p2p_op *x, const p2p_op *y)
 }
 
 /* The unmatched operations of one pair (ops[i..j)): for each direction the
- * first pending op whose counterpart never got that far. */
+ * first pending op whose counterpart never got that far, or that both sides
+ * posted while one side's process then ended with it in flight (its part
+ * never comes: the other side waits for it). */
 static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *ops, size_t i,
                       size_t j)
 {
@@ -134,17 +137,20 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
       dirs |= 1u << ops[e].dir;
       if (ops[e].state == FRZ_STATE_COMPLETED || ops[e].state == FRZ_STATE_FAILED) over = 1;
     }
+    int ended = 0; /* both posted, neither done, one side's process ended: the other waits for it */
     if (dirs == ((1u << FRZ_DIR_SEND) | (1u << FRZ_DIR_RECV))) {
       if (!c->has_mismatch && e - k == 2 && ops[k].sig.count != ops[k + 1].sig.count &&
           pair_mismatch(c, &ops[k], &ops[k + 1]))
         return -1;
-      continue;
+      if (e - k != 2 || over || ops[k].ended == ops[k + 1].ended) continue;
+      o = ops[k].ended ? &ops[k + 1] : &ops[k]; /* the side still alive, waiting */
+      ended = 1;
     }
     if (over || done_dir[o->dir]) continue;
     int32_t other = o->dir == FRZ_DIR_SEND ? dst : src;
     int other_no_dump = c->members[other].rank < 0;
     int64_t other_max = o->dir == FRZ_DIR_SEND ? max_recv : max_send;
-    if (!other_no_dump && other_max >= (int64_t)o->seq) continue; /* retained elsewhere */
+    if (!ended && !other_no_dump && other_max >= (int64_t)o->seq) continue; /* retained elsewhere */
     fa_link l;
     memset(&l, 0, sizeof l);
     l.comm = (int32_t)(c - a->comms);
@@ -156,6 +162,7 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     l.p2p = 1;
     l.pending_dir = o->dir;
     l.counterpart_no_dump = (uint8_t)other_no_dump;
+    l.counterpart_ended = (uint8_t)ended;
     l.seq = o->shown;
     if (fa_grow(&c->links, cap, c->nlinks + 1, sizeof *c->links)) return -1;
     c->links[c->nlinks++] = l;
@@ -213,6 +220,9 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
                                          (int64_t)f->dump.process.anchor_realtime_ns
                                    : 0;
       o->state = rec->state;
+      uint32_t trig = f->dump.process.trigger;
+      o->ended = !f->dump.pt && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
+                 !fa_gave_up(&f->dump, 0);
     }
   }
   qsort(ops, n, sizeof *ops, cmp_op);

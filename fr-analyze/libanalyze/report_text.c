@@ -117,9 +117,14 @@ static void link_text(FILE *o, const fa_link *l)
   fprintf(o, "%s->%s", rk(l->src, b1), rk(l->dst, b2));
   if (l->p2p) {
     int send = l->pending_dir == FRZ_DIR_SEND;
-    fprintf(o, " (p2p seq %llu: %s of rank %s waits, %s", (unsigned long long)l->seq,
-            send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
-            send ? "no Recv posted" : "no Send posted");
+    if (l->counterpart_ended)
+      fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s ended with its %s in flight",
+              (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
+              rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");
+    else
+      fprintf(o, " (p2p seq %llu: %s of rank %s waits, %s", (unsigned long long)l->seq,
+              send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
+              send ? "no Recv posted" : "no Send posted");
     if (l->counterpart_no_dump) fprintf(o, "; rank %s left no dump", rk(send ? l->dst : l->src, b2));
     fputc(')', o);
   } else if (l->inferred) {

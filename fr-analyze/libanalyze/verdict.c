@@ -58,6 +58,11 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
     /* a p2p op left pending by a process that ended waits for nobody */
     int32_t wk = fa_find_rank(a, fa_p2p_waiter(l));
     if (wk >= 0 && ended(a, wk)) continue;
+    /* nor does one ahead of every other member (they are done) */
+    int ahead = 0;
+    for (int32_t r = 0; c->nahead && r < c->size && !ahead; r++)
+      ahead = c->members[r].state == FA_MEMBER_AHEAD && c->members[r].global_rank == fa_p2p_waiter(l);
+    if (ahead) continue;
     int32_t g = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
     if (g < 0) (*unknown)++;
     else if (fa_ranks_push(out, &cap, g)) return -1;
@@ -341,6 +346,7 @@ int fa_verdict_build(fa_analysis *a)
   not_ahead(a);
   fa_wgraph *wg = fa_wgraph_build(a);
   if (!wg) return -1;
+
   if (choose_comm(a, wg)) {
     fa_wgraph_free(wg);
     return -1;

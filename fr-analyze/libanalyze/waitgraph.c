@@ -137,6 +137,12 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       int32_t w = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->src : l->dst);
       int32_t t = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src);
       if (w < 0) continue;
+      /* a member ahead of everyone (the others done with the comm) waits
+       * for nothing that comes: its own doing, not theirs */
+      int ahead = 0;
+      for (int32_t r = 0; c->nahead && r < c->size && !ahead; r++)
+        ahead = c->members[r].state == FA_MEMBER_AHEAD && c->members[r].rank == w;
+      if (ahead) continue;
       /* a counterpart without a dump (or of unknown rank): to the dead node,
        * where the wait ends (a root) */
       int32_t tg = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;

@@ -60,6 +60,17 @@ run dump-trigger-and-file 2 "$FR_DUMP" --trigger . dumps/c1/job-42-r00000-f0000.
 # ---- unusable input: status 2, the file named ------------------------------------------
 run analyze-missing 2 "$FR_ANALYZE" no-such-dir
 contains analyze-missing analyze-missing.err "no-such-dir"
+# a job's output directory: logs beside dumps/ (and other subdirectories):
+# the logs are not dumps, the dumps one level down are read, and said so
+mkdir -p job-out/dumps job-out/bootstrap
+cp dumps/c1/*.frz job-out/dumps/
+printf 'rank 0 log\n' > job-out/rank-0.log
+printf 'id\n' > job-out/bootstrap/world.0.id
+run analyze-parent 1 "$FR_ANALYZE" job-out
+contains analyze-parent analyze-parent.out "job-out: holds no dump; read the dumps below it instead: job-out/dumps"
+contains analyze-parent-verdict analyze-parent.out "root cause:     5"
+checks=$((checks + 1))
+if grep -q "bad magic" analyze-parent.out; then fail "analyze-parent: the logs were read as dumps"; fi
 run analyze-garbage 2 "$FR_ANALYZE" garbage.frz
 contains analyze-garbage analyze-garbage.err "garbage.frz: at byte 0:"
 contains analyze-garbage analyze-garbage.out "verdict: inconclusive"

@@ -80,7 +80,7 @@ for f in "$FR_SRCDIR"/tests/fuzz/regressions/frz/*.frz; do
   "$FR_DUMP" --json "$f" > "reg-$b.json" 2>&1 || fail "fr-dump --json $f"
   "$SCHEMA_CHECK" "$DS" "reg-$b.json" || fail "fr-dump --json $f against the schema"
   mkdir "reg-$b" && cp "$f" "reg-$b/" || exit 99
-  "$FR_TUI" --batch "reg-$b" > "reg-$b.tui" 2>&1 || fail "fr-tui --batch on $f"
+  tui_batch "reg-$b" > "reg-$b.tui" 2>&1 || fail "fr-tui --batch on $f"
   for o in "reg-$b.txt" "reg-$b.json" "reg-$b.tui"; do
     ! LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]\|\342\200\256')" "$o" ||
       fail "$o: a control character or bidi override from $f reached the output"

@@ -61,13 +61,20 @@ check_stack() {
   echo "$1: stack of $2 in $3, a class of its own"
 }
 
+# tui_batch ARGS...: fr-tui --batch ARGS; true when it showed the screen
+# (exit 0 nothing wrong, 1 a problem found), false on 2 (unusable input).
+tui_batch() {
+  "$FR_TUI" --batch "$@"
+  [ $? -le 1 ]
+}
+
 # check_tui_first NAME TEXT...: after run_case, fr-tui's first screen of the
 # run's dumps (batch, 120 x 30, no key pressed) shows every TEXT (fixed
 # strings): the culprit is on it.
 check_tui_first() {
   name=$1
   shift
-  "$FR_TUI" --batch --cols 120 --rows 30 "$FR_TMP/run/dumps" > "$FR_TMP/tui-first.out" ||
+  tui_batch --cols 120 --rows 30 "$FR_TMP/run/dumps" > "$FR_TMP/tui-first.out" ||
     fail "$name: fr-tui --batch failed"
   for t in "$@"; do
     grep -qF -- "$t" "$FR_TMP/tui-first.out" ||

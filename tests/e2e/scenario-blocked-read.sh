@@ -13,11 +13,11 @@ grep -Eq "^  stack of 1: +$in_read" "$FR_TMP/run/verdict.txt" ||
   fail "the stack of rank 1 does not start in read(2)"
 # fr-tui: the stack pane of the selected rank (the culprit, rank 1) and the
 # stack classes
-"$FR_TUI" --batch --stacks "$FR_TMP/run/dumps" > "$FR_TMP/tui-stack.out" || fail "fr-tui --stacks"
+tui_batch --stacks "$FR_TMP/run/dumps" > "$FR_TMP/tui-stack.out" || fail "fr-tui --stacks"
 grep -q '^-- stack of rank 1: thread [0-9]* "fr-scenario-job" (main), ok' "$FR_TMP/tui-stack.out" &&
   grep -Eq '^  #[12]  fr-scenario-job!job_block_in_read\+0x' "$FR_TMP/tui-stack.out" ||
   { cat "$FR_TMP/tui-stack.out" >&2; fail "fr-tui's stack pane does not show rank 1 in job_block_in_read"; }
-"$FR_TUI" --batch --stack-classes --cols 120 "$FR_TMP/run/dumps" > "$FR_TMP/tui-classes.out" || fail "fr-tui --stack-classes"
+tui_batch --stack-classes --cols 120 "$FR_TMP/run/dumps" > "$FR_TMP/tui-classes.out" || fail "fr-tui --stack-classes"
 grep -Eq "^  1 rank \\(1\\): $in_read" "$FR_TMP/tui-classes.out" &&
   grep -q '^  3 ranks (0,2-3): ' "$FR_TMP/tui-classes.out" ||
   { cat "$FR_TMP/tui-classes.out" >&2; fail "fr-tui's stack classes do not set rank 1 apart"; }

@@ -145,7 +145,7 @@ tmux -L "$sock" resize-window -t frtui -x 70 -y 24
 expect resized "   ranks 0-4,6-7 wait in it."
 # Quit.
 keys q
-expect quit "fr-tui-exit=0"
+expect quit "fr-tui-exit=1"
 tmux -L "$sock" kill-session -t frtui
 
 # Frames: C1 in two frames; the view opens on the latest (the waiting ranks
@@ -188,7 +188,7 @@ expect chooser-third "-- choose a communicator (3)"
 keys Home Enter
 expect back-comm "comm 00000000000000c1 (1/3)"
 keys q
-expect frames-quit "fr-tui-exit=0"
+expect frames-quit "fr-tui-exit=1"
 
 echo "tui-tmux.sh: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

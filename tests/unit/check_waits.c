@@ -285,6 +285,39 @@ START_TEST(test_reaction_read_as_of_its_start)
 }
 END_TEST
 
+/* Rank a sends to rank b, both posted and in flight; b's process then ended
+ * (its last dump written at exit) with its receive in flight; the others
+ * wait in the world's all-reduce, a's queued behind its send.  b never
+ * completes the pair: a waits for b, and b alone is the root, whichever
+ * ranks, direction and size. */
+START_TEST(test_p2p_counterpart_ended)
+{
+  static const struct { int n, a, b; } v[] = {{3, 0, 1}, {4, 2, 0}, {6, 5, 3}};
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    job *j = job_new(v[k].n);
+    job_world(j, WORLD);
+    run(j, 0, v[k].n - 1, WORLD, 3);
+    p2p(j, v[k].a, WORLD, FRZ_OP_Send, v[k].b, 0, FRZ_STATE_STARTED);
+    last_rec(j, v[k].a)->stream = 0x5000 + (uint64_t)v[k].a;
+    last_rec(j, v[k].a)->t_start_ns = last_rec(j, v[k].a)->t_enqueue_ns + DT / 10;
+    p2p(j, v[k].b, WORLD, FRZ_OP_Recv, v[k].a, 0, FRZ_STATE_STARTED);
+    last_rec(j, v[k].b)->stream = 0x5000 + (uint64_t)v[k].b;
+    last_rec(j, v[k].b)->t_start_ns = last_rec(j, v[k].b)->t_enqueue_ns + DT / 10;
+    for (int r = 0; r < v[k].n; r++)
+      if (r != v[k].b)
+        coll(j, r, WORLD, FRZ_OP_AllReduce, 1024, 7, 0, -1, r == v[k].a ? FRZ_STATE_ENQUEUED : FRZ_STATE_STARTED);
+    j->proc[v[k].b].trigger = FRZ_TRIGGER_EXIT;
+    fa_analysis *a = analyse(j);
+    ck_assert_msg(a->verdict.status == FA_STATUS_HANG, "variant %zu: status %d", k, a->verdict.status);
+    ck_assert_msg(a->verdict.root_cause.n == 1 && a->verdict.root_cause.v[0] == v[k].b,
+                  "variant %zu: root cause not rank %d alone (%u ranks, first %d)", k, v[k].b,
+                  a->verdict.root_cause.n, a->verdict.root_cause.n ? a->verdict.root_cause.v[0] : -1);
+    fa_free(a);
+    job_free(j);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("waits");
@@ -296,6 +329,7 @@ int main(void)
   tcase_add_test(t, test_initall_own_missing_call);
   tcase_add_test(t, test_abort_right_behind_the_op_left);
   tcase_add_test(t, test_reaction_read_as_of_its_start);
+  tcase_add_test(t, test_p2p_counterpart_ended);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
