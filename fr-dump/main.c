@@ -300,10 +300,13 @@ int main(int argc, char **argv)
   int rc = 0;
   size_t n;
   char **paths = expand(argv + optind, argc - optind, &n, &rc);
-  if (mode == OUT_CHECK) {
+  if (n == 0 && rc == 0) { /* directories without a file: unusable input, said */
+    fputs("fr-dump: no file to read in the directories given\n", stderr);
+    if (mode == OUT_JSON) fputs("[]\n", out);
+    rc = 2;
+  } else if (mode == OUT_CHECK) {
     for (size_t i = 0; i < n; i++)
       if (check_one(out, paths[i], (frz_input_format)inf) && rc == 0) rc = 1;
-    if (n == 0 && rc == 0) rc = 1;
   } else {
     int r = render(out, mode, paths, n, (frz_input_format)inf);
     if (r) rc = r;

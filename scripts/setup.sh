@@ -14,6 +14,7 @@ packages=(
   check                                        # unit tests
   tmux                                         # fr-tui's interactive test
   valgrind                                     # memcheck of the tools (make check)
+  python3                                      # the scenario generator and PyTorch fixtures (make check)
 )
 
 if [ "${1:-}" = "--fuzz" ]; then

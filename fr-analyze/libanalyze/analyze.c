@@ -349,28 +349,40 @@ static int finished(const fa_analysis *a, const fa_member *m)
          (fc->flags & (FRZ_CF_DESTROYED | FRZ_CF_FINALIZED | FRZ_CF_ABORTED));
 }
 
-/* A lone member past a point where every other member (all with dumps) is
- * idle and done with the comm is ahead (there, or queued there on its
- * stream behind its own p2p ops or another comm's), and the others are not
- * lagging. */
+/* A minority of members past a point where every other member (all with
+ * dumps) is idle and done with the comm is ahead (there, or queued there
+ * on its stream behind its own p2p ops or another comm's), and the others
+ * are not lagging: the majority ended where the job's loop ends, the
+ * minority ran on (one rank alone, or several: a step count that differs
+ * by rank).  Half or more past (counting members without a dump, which may
+ * be) is not told apart from the others having ended early. */
+static int past_there(const fa_member *m)
+{
+  return m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_PASSED ||
+         (m->state == FA_MEMBER_LAGGING && m->behind);
+}
+
 static void find_ahead(const fa_analysis *a, fa_comm *c)
 {
-  uint32_t behind = 0; /* members there, queued behind their own p2p or other ops */
-  for (int32_t r = 0; r < c->size; r++)
-    behind += c->members[r].state == FA_MEMBER_LAGGING && c->members[r].behind;
-  if (c->size < 3 || c->nno_dump || c->nwaiting + c->npassed + behind != 1) return;
-  int32_t lone = -1;
+  if (c->size < 3) return;
+  uint32_t past = 0, unseen = 0, pt = 0; /* (members without a dump may be past too) */
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_PASSED ||
-        (m->state == FA_MEMBER_LAGGING && m->behind))
-      lone = r;
+    if (m->rank < 0) unseen++;
+    else if (m->counters_unknown) return;
+    else if (past_there(m)) past++;
     else if (m->last_completed != m->last_enqueued || !finished(a, m)) return;
+    else pt += a->frames[m->frame].dump.pt != NULL;
   }
+  if (!past || 2 * (past + unseen) >= (uint32_t)c->size) return;
+  /* a PyTorch dump is only taken as done (it does not say): one member
+   * alone past the others, not several (they may be a side of its own) */
+  if (pt && past + unseen > 1) return;
   for (int32_t r = 0; r < c->size; r++)
-    c->members[r].state = r == lone ? FA_MEMBER_AHEAD : FA_MEMBER_IDLE;
+    if (c->members[r].rank >= 0)
+      c->members[r].state = past_there(&c->members[r]) ? FA_MEMBER_AHEAD : FA_MEMBER_IDLE;
   c->nwaiting = c->npassed = c->nlagging = 0;
-  c->nahead = 1;
+  c->nahead = past;
 }
 
 /* A teardown that answered a hang: dump d holds a record (of comm `id`, or

@@ -297,10 +297,10 @@ static int say_hang(const fa_analysis *a, sbuf *b)
     say_stopped_links(c, b);
   } else if (v->ahead.n) {
     if (fa_comm_ranks(c, FA_MEMBER_IDLE, &o)) goto out;
-    sb_printf(b, "%s %s ahead: it entered %s on comm %s alone, while %s completed seq %lld and %s idle",
-              ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are", op, hex,
-              ranks_phrase(&o, p2, sizeof p2), (long long)c->last_completed,
-              o.n == 1 ? "is" : "are");
+    sb_printf(b, "%s %s ahead: %s %s on comm %s %s, while %s completed seq %lld and %s idle",
+              ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are",
+              v->ahead.n == 1 ? "it entered" : "they entered", op, hex, v->ahead.n == 1 ? "alone" : "without the others",
+              ranks_phrase(&o, p2, sizeof p2), (long long)c->last_completed, o.n == 1 ? "is" : "are");
   } else if (v->unfinished.n && !c->npassed) { /* an async error NCCL reported */
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "NCCL reported an async error on comm %s to %s during %s (%s own network or device side "

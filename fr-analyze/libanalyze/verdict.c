@@ -123,6 +123,53 @@ static void not_ahead(fa_analysis *a)
   }
 }
 
+/* Is rank index k ahead in some comm other than ci? */
+static int ahead_in_other(const fa_analysis *a, int32_t k, uint32_t ci)
+{
+  for (uint32_t cj = 0; cj < a->ncomms; cj++) {
+    const fa_comm *c = &a->comms[cj];
+    for (int32_t r = 0; cj != ci && c->nahead && r < c->size; r++)
+      if (c->members[r].rank == k && c->members[r].state == FA_MEMBER_AHEAD) return 1;
+  }
+  return 0;
+}
+
+/* A rank ahead in one comm (everyone else there done with it) that waits in
+ * another comm only for members that are done too (they tore the comm down
+ * where it waits, or are idle at the end) is ahead there as well: the others
+ * ended where the job ends, it ran on; they are not lagging.  (A comm where
+ * that alone does not tell, half its members there or unseen, is told by
+ * the other.) */
+static void ahead_elsewhere(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_comm *c = &a->comms[ci];
+    if (!c->stuck || c->nahead || !c->nwaiting || c->nunfinished || c->npassed) continue;
+    int ok = 1;
+    for (int32_t r = 0; r < c->size && ok; r++) {
+      const fa_member *m = &c->members[r];
+      if (m->rank < 0) continue;
+      if (m->state == FA_MEMBER_WAITING) ok = ahead_in_other(a, m->rank, ci);
+      else if (m->state == FA_MEMBER_LAGGING) ok = m->left;
+      else ok = m->state == FA_MEMBER_IDLE;
+    }
+    if (!ok) continue;
+    for (int32_t r = 0; r < c->size; r++) {
+      fa_member *m = &c->members[r];
+      if (m->rank < 0) continue;
+      if (m->state == FA_MEMBER_WAITING) {
+        m->state = FA_MEMBER_AHEAD;
+        c->nwaiting--;
+        c->nahead++;
+      } else if (m->state == FA_MEMBER_LAGGING) {
+        m->state = FA_MEMBER_IDLE;
+        m->left = 0;
+        c->nlagging--;
+      }
+    }
+  }
+}
+
 /* Number of members (or p2p sides) of c that wait. */
 static uint32_t waiters(const fa_comm *c)
 {
@@ -344,6 +391,7 @@ int fa_verdict_build(fa_analysis *a)
   fa_verdict *v = &a->verdict;
   mark_waits(a);
   not_ahead(a);
+  ahead_elsewhere(a);
   fa_wgraph *wg = fa_wgraph_build(a);
   if (!wg) return -1;
 
@@ -378,6 +426,11 @@ int fa_verdict_build(fa_analysis *a)
       for (int32_t r = 0; r < c->size && !coll_lagging; r++)
         coll_lagging = c->members[r].global_rank == g && fa_member_blamed(c, &c->members[r]) &&
                        !c->members[r].behind; /* (one behind on its stream waits for that op) */
+      /* one that waits in a p2p op of this comm has not reached the
+       * collective either: its stream runs that op first (it waits) */
+      for (uint32_t li = 0; li < c->nlinks && coll_lagging; li++)
+        if (c->links[li].p2p && fa_p2p_waiter(&c->links[li]) == g && k >= 0 && a->ranks[k].wait_comm >= 0)
+          coll_lagging = 0;
       if (coll_lagging || k < 0 || a->ranks[k].wait_comm < 0) v->lagging.v[keep++] = g;
     }
     v->lagging.n = keep;

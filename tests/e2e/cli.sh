@@ -71,6 +71,24 @@ contains analyze-parent analyze-parent.out "job-out: holds no dump; read the dum
 contains analyze-parent-verdict analyze-parent.out "root cause:     5"
 checks=$((checks + 1))
 if grep -q "bad magic" analyze-parent.out; then fail "analyze-parent: the logs were read as dumps"; fi
+# fr-record takes -V like the other tools, and runs from the build tree
+# before `make install` (the library built beside it)
+FR_RECORD="$FR_BUILDDIR/librecorder/fr-record"
+run record-V 0 "$FR_RECORD" -V
+contains record-V record-V.out "fr-record (flightrec)"
+installed=$(sed -n 's/^lib="${FR_RECORDER_LIB:-\(.*\)}"$/\1/p' "$FR_RECORD")
+if [ ! -f "$installed" ]; then # (an installed library comes first)
+  run record-build-tree 0 env -u FR_RECORDER_LIB "$FR_RECORD" sh -c 'echo "$LD_PRELOAD"'
+  contains record-build-tree record-build-tree.out "librecorder/.libs/librecorder.so"
+fi
+# a directory without files: said, exit 2 (unusable input), [] with --json
+mkdir -p empty-dir2
+run dump-empty 2 "$FR_DUMP" empty-dir2
+contains dump-empty dump-empty.err "fr-dump: no file to read in the directories given"
+run dump-empty-json 2 "$FR_DUMP" --json empty-dir2
+contains dump-empty-json dump-empty-json.out "[]"
+run dump-empty-check 2 "$FR_DUMP" --check empty-dir2
+contains dump-empty-check dump-empty-check.err "no file to read"
 run analyze-garbage 2 "$FR_ANALYZE" garbage.frz
 contains analyze-garbage analyze-garbage.err "garbage.frz: at byte 0:"
 contains analyze-garbage analyze-garbage.out "verdict: inconclusive"
@@ -82,7 +100,7 @@ run dump-good-and-garbage 2 "$FR_DUMP" dumps/c1/job-42-r00000-f0000.frz garbage.
 contains dump-good-and-garbage dump-good-and-garbage.out "process:   rank 0 of 8"
 mkdir empty-dir
 run analyze-empty-dir 2 "$FR_ANALYZE" empty-dir
-run dump-empty-dir 0 "$FR_DUMP" empty-dir # no file, nothing printed (and no qsort of NULL)
+run dump-empty-dir 2 "$FR_DUMP" empty-dir # no file: said on stderr, nothing on stdout (and no qsort of NULL)
 [ ! -s dump-empty-dir.out ] || fail "dump-empty-dir: printed $(head -3 dump-empty-dir.out)"
 
 # ---- golden outputs ---------------------------------------------------------------------------
