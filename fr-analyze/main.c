@@ -173,6 +173,18 @@ int main(int argc, char **argv)
     if (p->has_offset) fprintf(stderr, "at byte %llu: ", (unsigned long long)p->offset);
     fprintf(stderr, "%s\n", fa_sanitize(p->message, m, sizeof m));
   }
+  /* a filter that matches nothing is a usage error, said (not "0 shown") */
+  if (a->nframes && topt.has_comm && fa_find_comm(a, topt.comm) < 0) {
+    fprintf(stderr, "fr-analyze: no communicator %016llx in the dumps\n", (unsigned long long)topt.comm);
+    fa_free(a);
+    return 2;
+  }
+  if (a->nframes && topt.rank >= 0 && fa_find_rank(a, (int32_t)topt.rank) < 0 &&
+      (a->world_size < 0 || topt.rank >= a->world_size)) {
+    fprintf(stderr, "fr-analyze: rank %ld is not in the dumps' job\n", (long)topt.rank);
+    fa_free(a);
+    return 2;
+  }
   FILE *out = stdout;
   if (out_path && !(out = fopen(out_path, "w"))) {
     fprintf(stderr, "fr-analyze: %s: %s\n", out_path, strerror(errno));

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -84,20 +85,90 @@ static int do_trigger(const char *dir, const char *reason)
   }
 }
 
+/* Does any of paths[from, n) decode as a dump? */
+static int any_dump(char **paths, size_t from, size_t n, frz_input_format inf)
+{
+  for (size_t i = from; i < n; i++) {
+    frz_dump d;
+    frz_error e;
+    memset(&e, 0, sizeof e);
+    if (frz_read_any_file(paths[i], inf, &d, &e) == FRZ_OK) {
+      frz_dump_free(&d);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* A directory none of whose files paths[from, n) is a dump: the files of
+ * its subdirectories that hold dumps instead (a job's output directory, its
+ * dumps in dumps/), said on standard error.  Left as it was otherwise. */
+static void look_below(const char *dir, char ***paths, size_t from, size_t *n, frz_input_format inf)
+{
+  if (any_dump(*paths, from, *n, inf)) return;
+  DIR *dp = opendir(dir);
+  if (!dp) return;
+  char **below = NULL, said[1024] = "";
+  size_t nb = 0, used = 0;
+  struct dirent *de;
+  while ((de = readdir(dp)) != NULL) {
+    if (de->d_name[0] == '.') continue;
+    size_t len = strlen(dir) + strlen(de->d_name) + 2;
+    char *sub = malloc(len);
+    struct stat st;
+    if (!sub) break;
+    snprintf(sub, len, "%s/%s", dir, de->d_name);
+    size_t at = nb;
+    if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode) && fd_list_dir(sub, &below, &nb) == 0 &&
+        any_dump(below, at, nb, inf)) {
+      char sp[512];
+      if (used < sizeof said)
+        used += (size_t)snprintf(said + used, sizeof said - used, "%s%s", used ? ", " : "",
+                                 fd_sanitize(sub, strlen(sub), sp, sizeof sp));
+    } else {
+      for (size_t k = at; k < nb; k++) free(below[k]);
+      nb = at;
+    }
+    free(sub);
+  }
+  closedir(dp);
+  if (!nb) {
+    free(below);
+    return;
+  }
+  char **np = realloc(*paths, (from + nb) * sizeof *np);
+  if (!np) {
+    for (size_t k = 0; k < nb; k++) free(below[k]);
+    free(below);
+    return;
+  }
+  for (size_t k = from; k < *n; k++) free(np[k]);
+  memcpy(np + from, below, nb * sizeof *below);
+  *paths = np;
+  *n = from + nb;
+  free(below);
+  char sp[512];
+  fprintf(stderr, "fr-dump: %s holds no dump; reading the dumps below it: %s\n",
+          fd_sanitize(dir, strlen(dir), sp, sizeof sp), said);
+}
+
 /* The paths named on the command line, directories expanded.  A directory
  * that cannot be listed is reported (*rc = 2). */
-static char **expand(char **args, int nargs, size_t *n, int *rc)
+static char **expand(char **args, int nargs, size_t *n, int *rc, frz_input_format inf)
 {
   char **paths = NULL;
   *n = 0;
   for (int i = 0; i < nargs; i++) {
     struct stat st;
     if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      size_t from = *n;
       if (fd_list_dir(args[i], &paths, n) != 0) {
         char sp[512];
         fprintf(stderr, "fr-dump: %s: cannot list the directory: %s\n",
                 fd_sanitize(args[i], strlen(args[i]), sp, sizeof sp), strerror(errno));
         *rc = 2;
+      } else {
+        look_below(args[i], &paths, from, n, inf);
       }
       continue;
     }
@@ -299,7 +370,7 @@ int main(int argc, char **argv)
   }
   int rc = 0;
   size_t n;
-  char **paths = expand(argv + optind, argc - optind, &n, &rc);
+  char **paths = expand(argv + optind, argc - optind, &n, &rc, (frz_input_format)inf);
   if (n == 0 && rc == 0) { /* directories without a file: unusable input, said */
     fputs("fr-dump: no file to read in the directories given\n", stderr);
     if (mode == OUT_JSON) fputs("[]\n", out);

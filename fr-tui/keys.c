@@ -32,8 +32,8 @@ static void set_frame(view *v, uint32_t k)
 {
   v->frame = k;
   view_rebuild(v);
-  snprintf(v->msg, sizeof v->msg, "frame %u of %u%s", k + 1, v->nframes,
-           k + 1 == v->nframes ? " (latest)" : "");
+  if (k + 1 == v->nframes) snprintf(v->msg, sizeof v->msg, "frame %u (latest)", k);
+  else snprintf(v->msg, sizeof v->msg, "frame %u of 0-%u", k, v->nframes - 1);
 }
 
 /* `[`: the previous frame step. */
@@ -51,7 +51,7 @@ static void act_next_frame(view *v)
   if (v->frame + 1 < v->nframes)
     set_frame(v, v->frame + 1);
   else
-    snprintf(v->msg, sizeof v->msg, "frame %u of %u is the latest", v->frame + 1, v->nframes);
+    snprintf(v->msg, sizeof v->msg, "frame %u is the latest", v->frame);
 }
 
 /* `g`: select the stuck op's column. */
@@ -140,9 +140,9 @@ void keys_show_waitfor(view *v)
     fa_ranks wait = {0}, miss = {0};
     char bw[128], bm[128];
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &wait) == 0 && fa_comm_missing(c, &miss) == 0)
-      fprintf(m, "wait-for chain: ranks %s wait in comm %016" PRIx64 " seq %" PRIu64 " for ranks %s\n",
-              fa_format_ranks(wait.v, wait.n, bw, sizeof bw), c->id, c->stuck_seq,
-              fa_format_ranks(miss.v, miss.n, bm, sizeof bm));
+      fprintf(m, "wait-for chain: rank%s %s wait%s in comm %016" PRIx64 " seq %" PRIu64 " for rank%s %s\n",
+              wait.n == 1 ? "" : "s", fa_format_ranks(wait.v, wait.n, bw, sizeof bw), wait.n == 1 ? "s" : "",
+              c->id, c->stuck_seq, miss.n == 1 ? "" : "s", fa_format_ranks(miss.v, miss.n, bm, sizeof bm));
     fa_ranks_free(&wait);
     fa_ranks_free(&miss);
   }
@@ -219,6 +219,7 @@ const char *const keys_help[] = {
   "",
   "cells: C completed  S started  E enqueued  . never reached  ! mismatch",
   "       F failed  - issued but no longer in the ring  ? no dump (blank: not a member)",
+  "over the columns: v the selected seq, * the stuck seq; > starts the selected row",
   NULL,
 };
 

@@ -28,7 +28,8 @@ static void usage(FILE *out)
           "  -h, --help       display this help and exit\n"
           "  -V, --version    output version information and exit\n"
           "\n"
-          "Exit status: 0 on success, 2 on a usage error or when the screen cannot be shown.\n");
+          "Exit status: 0 if no problem was found, 1 if a problem was diagnosed,\n"
+          "2 if no dump could be used, on a usage error, or when the screen cannot be shown.\n");
 }
 
 /* A non-negative integer option, or -1. */

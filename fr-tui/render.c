@@ -76,8 +76,11 @@ static void draw_comm_line(const view *v, tgrid *g, int r)
   if (c->has_mismatch)
     x = grid_printf(g, r, x, TA_HEAD, "  mismatch seq %" PRIu64, c->mismatch.seq);
   const fa_frame *f = view_frame(v, view_sel_rank(v));
-  x = grid_printf(g, r, x, TA_HEAD, "  frame %u/%u%s", v->frame + 1, v->nframes,
-                  v->frame + 1 == v->nframes ? " (latest)" : "");
+  /* frames numbered from 0, as in the dumps' names (f0000), fr-dump and --frame */
+  if (v->frame + 1 == v->nframes)
+    x = grid_printf(g, r, x, TA_HEAD, "  frame %u (latest)", v->frame);
+  else
+    x = grid_printf(g, r, x, TA_HEAD, "  frame %u of 0-%u", v->frame, v->nframes - 1);
   if (f && f->dump.process.trigger_time_ns) /* PyTorch dumps know no trigger time */
     x = grid_printf(g, r, x, TA_HEAD, " at +%.3f s", rel_ms(f->dump.process.frame_time_ns,
                                                             f->dump.process.trigger_time_ns) / 1e3);

@@ -333,6 +333,8 @@ typedef struct fa_analysis {
   uint32_t nfiles;
   fa_problem *problems;
   uint32_t nproblems;
+  char *note;                /* what reading the inputs did that is no problem but
+                                worth saying (a directory read one level down); NULL none */
   fa_frame *frames;          /* usable dumps; after fa_run sorted by (rank, frame) */
   uint32_t nframes;
   char job_id[FRZ_JOB_MAX];  /* the job analysed (most common in the dumps) */

@@ -45,6 +45,7 @@ void fa_free(fa_analysis *a)
     free(a->problems[i].message);
   }
   free(a->problems);
+  free(a->note);
   for (uint32_t i = 0; i < a->nframes; i++) {
     fa_frame *f = &a->frames[i];
     free(f->name);
@@ -267,7 +268,12 @@ static int list_path(item_list *l, const char *path)
     snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
     return push_item(l, (char *)path, 0, msg, 1);
   }
-  if (S_ISDIR(st.st_mode)) return list_dir(l, path);
+  if (S_ISDIR(st.st_mode)) {
+    uint32_t from = l->n;
+    int rc = list_dir(l, path);
+    if (rc == 0 && l->n == from) rc = push_item(l, (char *)path, 0, "the directory holds no file", 0);
+    return rc;
+  }
   return push_item(l, (char *)path, 0, NULL, 1);
 }
 
@@ -312,7 +318,7 @@ static uint32_t decoded(const item_list *l, uint32_t from)
 
 /* A directory that holds no dump, but whose subdirectories do (a job's
  * output directory, its dumps in dumps/): its files (logs) are dropped and
- * those subdirectories' read instead, said in a note.  0 when it was not
+ * those subdirectories' read instead, said in a->note.  0 when it was not
  * so, 1 when it was, -1 out of memory. */
 static int look_below(fa_analysis *a, item_list *l, uint32_t from, const char *dir)
 {
@@ -360,9 +366,13 @@ static int look_below(fa_analysis *a, item_list *l, uint32_t from, const char *d
     if (rc) free_items(&below, 0); /* (those not moved yet) */
     free(below.v);
     if (rc == 0) {
-      char msg[700];
-      snprintf(msg, sizeof msg, "holds no dump; read the dumps below it instead: %s", said);
-      rc = fa_add_problem(a, dir, 0, 0, msg);
+      char *note = fa_printf("%s%s%s holds no dump; read the dumps below it: %s", a->note ? a->note : "",
+                             a->note ? "; " : "", dir, said);
+      if (!note) rc = -1;
+      else {
+        free(a->note);
+        a->note = note;
+      }
     }
     return rc ? -1 : 1;
   }

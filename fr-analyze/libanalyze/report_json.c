@@ -444,6 +444,7 @@ static cJSON *input_obj(jctx *j)
     push(j, probs, po);
   }
   add(j, o, "problems", probs);
+  if (a->note) add(j, o, "note", str(j, a->note));
   return o;
 }
 

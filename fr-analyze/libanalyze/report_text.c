@@ -326,9 +326,19 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     }
     fputs("\n                 ", o);
     if (r && op_args(o, r)) fputc(',', o);
-    fprintf(o, " waiting %s", rset(&w, buf));
-
-    fprintf(o, "; missing %s", rset(&m, buf));
+    if (c->nahead) { /* those there are ahead: the others are not missing, they are done */
+      fa_ranks h;
+      if (fa_comm_ranks(c, FA_MEMBER_AHEAD, &h)) {
+        fa_ranks_free(&w);
+        fa_ranks_free(&m);
+        return -1;
+      }
+      fprintf(o, " ahead %s; the others done with the comm", rset(&h, buf));
+      fa_ranks_free(&h);
+    } else {
+      fprintf(o, " waiting %s", rset(&w, buf));
+      fprintf(o, "; missing %s", rset(&m, buf));
+    }
     uint32_t placed_not = 0; /* of a comm that never formed, comm ranks not placed */
     for (int32_t q = 0; c->unformed && q < c->size; q++)
       placed_not += c->members[q].state == FA_MEMBER_NO_DUMP && c->members[q].ncand;
@@ -529,6 +539,7 @@ static void input_text(FILE *o, const fa_analysis *a)
   fprintf(o, "  ranks found:   %s\n", rset(&found, buf));
   fprintf(o, "  ranks missing: %s\n", rset(&a->ranks_missing, buf));
   fa_ranks_free(&found);
+  if (a->note) fprintf(o, "  note:          %s\n", fa_sanitize(a->note, safe, sizeof safe));
   if (!a->nproblems) {
     fputs("  problems:      none\n", o);
     return;

@@ -260,17 +260,48 @@ static int has_rank(const fa_ranks *r, int32_t g)
   return 0;
 }
 
-/* "; rank 14 is where other waits start": root causes the chosen comm does
- * not show (the ends of other wait-for chains). */
-static int say_other_roots(const fa_verdict *v, sbuf *b)
+/* The input problem of a file that by its name is a dump of global rank g
+ * (the recorder's "-rNNNNN-f" part: a truncated or corrupt dump of that
+ * rank), or NULL. */
+static const fa_problem *unread_dump(const fa_analysis *a, int32_t g)
 {
+  char tag[24];
+  snprintf(tag, sizeof tag, "-r%05d-f", g);
+  for (uint32_t i = 0; i < a->nproblems; i++) {
+    const char *f = a->problems[i].file;
+    if (!f) continue;
+    const char *base = strrchr(f, '/');
+    if (strstr(base ? base + 1 : f, tag)) return &a->problems[i];
+  }
+  return NULL;
+}
+
+/* Is global rank g of the culprit group of the verdict's mismatch (named
+ * by the mismatch part of the summary already)? */
+static int mismatch_culprit(const fa_analysis *a, int32_t g)
+{
+  const fa_verdict *v = &a->verdict;
+  if (v->mismatch_comm < 0) return 0;
+  const fa_comm *c = &a->comms[v->mismatch_comm];
+  if (c->mismatch.culprit < 0) return 0;
+  const fa_group *gr = &c->mismatch.groups[c->mismatch.culprit];
+  for (uint32_t i = 0; i < gr->n; i++)
+    if (fa_global_of(c, c->mismatch.members[gr->first + i]) == g) return 1;
+  return 0;
+}
+
+/* "; other waits lead to rank 14": root causes the chosen comm does not
+ * show (the ends of other wait-for chains). */
+static int say_other_roots(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
   fa_ranks more = {NULL, 0};
   uint32_t cap = 0;
   char p[200];
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
     int32_t g = v->root_cause.v[i];
     if (!has_rank(&v->lagging, g) && !has_rank(&v->unfinished, g) && !has_rank(&v->ahead, g) &&
-        fa_ranks_push(&more, &cap, g)) {
+        !mismatch_culprit(a, g) && fa_ranks_push(&more, &cap, g)) {
       fa_ranks_free(&more);
       return -1;
     }
@@ -381,7 +412,12 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       }
     } else {
       sb_printf(b, "%s %s in %s on comm %s for ", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
-      if (v->lagging.n)
+      const fa_problem *bad = v->lagging.n == 1 ? unread_dump(a, v->lagging.v[0]) : NULL;
+      char msg[160];
+      if (bad)
+        sb_printf(b, "%s, whose dump could not be read (%s)", ranks_phrase(&v->lagging, p2, sizeof p2),
+                  fa_sanitize(bad->message, msg, sizeof msg));
+      else if (v->lagging.n)
         sb_printf(b, "%s, which left no dump (dead, or could not write one)",
                   ranks_phrase(&v->lagging, p2, sizeof p2));
       else if (c->unformed && say_candidates(c, b))
@@ -402,7 +438,7 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
               nl == 1 ? "" : "s");
   }
-  if (say_other_roots(v, b)) goto out;
+  if (say_other_roots(a, b)) goto out;
   rc = say_exited(a, &v->lagging, b);
 out:
   fa_ranks_free(&w);

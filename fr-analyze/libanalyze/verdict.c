@@ -470,8 +470,30 @@ int fa_verdict_build(fa_analysis *a)
   /* the ranks of a cycle are its cause, unless a mismatch with a culprit
    * made it (the calls that differ come first) */
   int culprit = v->mismatch_comm >= 0 && a->comms[v->mismatch_comm].mismatch.culprit >= 0;
-  for (uint32_t i = 0; i < v->ncycle && !culprit; i++)
-    if (fa_ranks_push(&v->root_cause, &cap_r, v->cycle[i].rank)) return -1;
+  /* ... and of those, the ones a step of it awaits as the only member of
+   * its comm that never entered the op (where some step waits for one
+   * member alone, and another for several: a rank that skipped a call of
+   * one comm and went on into another's left the others of both waiting;
+   * it is the one that went astray) */
+  uint32_t sole = 0, several = 0;
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *st = &v->cycle[i];
+    const fa_comm *c = &a->comms[st->comm];
+    if (st->p2p || st->uncertain || c->nno_dump) continue;
+    if (c->nlagging == 1) sole++;
+    else if (c->nlagging > 1) several++;
+  }
+  for (uint32_t i = 0; i < v->ncycle && !culprit; i++) {
+    const fa_wait_step *st = &v->cycle[i];
+    const fa_comm *c = &a->comms[st->comm];
+    if (sole && several) {
+      if (!st->p2p && !st->uncertain && !c->nno_dump && c->nlagging == 1 &&
+          fa_ranks_push(&v->root_cause, &cap_r, st->waits_for))
+        return -1;
+    } else if (fa_ranks_push(&v->root_cause, &cap_r, st->rank)) {
+      return -1;
+    }
+  }
   /* a cycle through comm ranks the evidence does not place is one of
    * several: every rank that waits for good is in one */
   int uncertain = 0;

@@ -19,11 +19,15 @@ expect_exit 2 "$FR_ANALYZE" --color=sometimes "$S" 2>/dev/null
 comm=$(sed -n 's/^  comm \([0-9a-f]\{16\}\):.*/\1/p' "$FR_TMP/plain")
 [ -n "$comm" ] || fail "no comm in the details"
 "$FR_ANALYZE" --comm="$comm" "$S" | grep -q '^communicators: 1$' || fail "--comm=$comm hid its comm"
-"$FR_ANALYZE" --comm=00000000000000c1 "$S" >"$FR_TMP/comm"
-grep -q '^communicators: 1 (0 shown)$' "$FR_TMP/comm" || fail "--comm did not filter"
-! grep -q '^  comm ' "$FR_TMP/comm" || fail "--comm shows another comm"
+# a filter that matches nothing is said, exit 2 (not "0 shown")
+"$FR_ANALYZE" --comm=00000000000000c1 "$S" >"$FR_TMP/comm" 2>"$FR_TMP/comm.err"
+[ $? -eq 2 ] || fail "--comm of no comm: exit status not 2"
+grep -q '^fr-analyze: no communicator 00000000000000c1 in the dumps$' "$FR_TMP/comm.err" || fail "--comm of no comm not said"
+[ ! -s "$FR_TMP/comm" ] || fail "--comm of no comm printed a report"
 "$FR_ANALYZE" --rank=3 "$S" | grep -q '^communicators: 1$' || fail "--rank=3 hid its comm"
-"$FR_ANALYZE" --rank=99 "$S" | grep -q '^communicators: 1 (0 shown)$' || fail "--rank did not filter"
+"$FR_ANALYZE" --rank=99 "$S" 2>"$FR_TMP/rank.err" >/dev/null
+[ $? -eq 2 ] || fail "--rank of no rank: exit status not 2"
+grep -q "^fr-analyze: rank 99 is not in the dumps' job$" "$FR_TMP/rank.err" || fail "--rank of no rank not said"
 expect_exit 2 "$FR_ANALYZE" --comm=xyz "$S" 2>/dev/null
 expect_exit 2 "$FR_ANALYZE" --rank=-1 "$S" 2>/dev/null
 

@@ -67,10 +67,14 @@ cp dumps/c1/*.frz job-out/dumps/
 printf 'rank 0 log\n' > job-out/rank-0.log
 printf 'id\n' > job-out/bootstrap/world.0.id
 run analyze-parent 1 "$FR_ANALYZE" job-out
-contains analyze-parent analyze-parent.out "job-out: holds no dump; read the dumps below it instead: job-out/dumps"
+contains analyze-parent analyze-parent.out "note:          job-out holds no dump; read the dumps below it: job-out/dumps"
+contains analyze-parent-problems analyze-parent.out "problems:      none"
 contains analyze-parent-verdict analyze-parent.out "root cause:     5"
 checks=$((checks + 1))
 if grep -q "bad magic" analyze-parent.out; then fail "analyze-parent: the logs were read as dumps"; fi
+run dump-parent 0 "$FR_DUMP" --check job-out
+contains dump-parent dump-parent.err "fr-dump: job-out holds no dump; reading the dumps below it: job-out/dumps"
+contains dump-parent-ok dump-parent.out "job-out/dumps/job-42-r00005-f0000.frz: ok"
 # fr-record takes -V like the other tools, and runs from the build tree
 # before `make install` (the library built beside it)
 FR_RECORD="$FR_BUILDDIR/librecorder/fr-record"
@@ -89,6 +93,12 @@ run dump-empty-json 2 "$FR_DUMP" --json empty-dir2
 contains dump-empty-json dump-empty-json.out "[]"
 run dump-empty-check 2 "$FR_DUMP" --check empty-dir2
 contains dump-empty-check dump-empty-check.err "no file to read"
+# the culprit's dump truncated: the verdict says so, not "left no dump"
+mkdir -p trunc
+cp dumps/c1/*.frz trunc/
+head -c 300 dumps/c1/job-42-r00005-f0000.frz > trunc/job-42-r00005-f0000.frz
+run analyze-trunc 1 "$FR_ANALYZE" trunc
+contains analyze-trunc analyze-trunc.out "whose dump could not be read"
 run analyze-garbage 2 "$FR_ANALYZE" garbage.frz
 contains analyze-garbage analyze-garbage.err "garbage.frz: at byte 0:"
 contains analyze-garbage analyze-garbage.out "verdict: inconclusive"
@@ -100,6 +110,7 @@ run dump-good-and-garbage 2 "$FR_DUMP" dumps/c1/job-42-r00000-f0000.frz garbage.
 contains dump-good-and-garbage dump-good-and-garbage.out "process:   rank 0 of 8"
 mkdir empty-dir
 run analyze-empty-dir 2 "$FR_ANALYZE" empty-dir
+contains analyze-empty-dir analyze-empty-dir.out "empty-dir: the directory holds no file"
 run dump-empty-dir 2 "$FR_DUMP" empty-dir # no file: said on stderr, nothing on stdout (and no qsort of NULL)
 [ ! -s dump-empty-dir.out ] || fail "dump-empty-dir: printed $(head -3 dump-empty-dir.out)"
 

@@ -101,7 +101,7 @@ keys Down j
 expect moved "-- rank 7 (comm rank 7), seq 73"
 absent moved-away ">         5 C C"
 keys ']'
-expect next-frame "frame 1 of 1 is the latest"
+expect next-frame "frame 0 is the latest"
 keys r
 expect root-msg "root cause: rank 5"
 expect root-selected ">         5 C C"
@@ -134,7 +134,7 @@ expect stuck "stuck op: seq 73"
 keys l
 expect links "missing link 4 -> 5"
 keys w
-expect waitfor "wait-for chain: ranks 0-4,6-7 wait in comm ecfe1a86ae6548ad seq 73 for ranks 5"
+expect waitfor "wait-for chain: ranks 0-4,6-7 wait in comm ecfe1a86ae6548ad seq 73 for rank 5"
 # Help, closed by any key.
 keys '?'
 expect help "-- keys (any key closes this help)"
@@ -157,15 +157,15 @@ tmux -L "$sock" kill-session -t frtui
 }
 tmux -L "$sock" -f /dev/null new-session -d -s frtui -x 100 -y 30 \
   "LC_ALL=C '$FR_TUI' dumps/frames; echo fr-tui-exit=\$?; sleep 30" || exit 99
-expect frames-latest "frame 2/2 (latest) at +2.005 s"
+expect frames-latest "frame 1 (latest) at +2.005 s"
 expect frames-started "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C S"
 keys '['
-expect frames-first "frame 1/2 at +0.005 s"
+expect frames-first "frame 0 of 0-1 at +0.005 s"
 expect frames-enqueued "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C E"
 keys '['
 expect frames-at-first "already at the first frame"
 keys ']'
-expect frames-back "frame 2 of 2 (latest)"
+expect frames-back "frame 1 (latest)"
 # The communicator chooser: `c` lists the three comms, Down and Enter show
 # the second; `c` then Esc keeps it; `c`, Home, Enter goes back to the first.
 keys c

@@ -95,7 +95,8 @@ contains frame0-state frame0.out "          0 C C C C C C C C C C C C C C C C C 
 run frame1 1 "$FR_TUI" --batch --rows 24 dumps/frames
 golden fr-tui-frames-f1.txt frame1.out
 contains frame1-state frame1.out "          0 C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C C S"
-contains frame1-latest frame1.out "frame 2/2 (latest) at +2.005 s"
+contains frame1-latest frame1.out "frame 1 (latest) at +2.005 s"
+contains frame0-of frame0.out "frame 0 of 0-1"
 
 # Folding: the seven waiting ranks collapse into one row, rank 5 stays alone.
 run fold 1 "$FR_TUI" --batch --rows 24 --fold dumps/c1

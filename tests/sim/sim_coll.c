@@ -371,24 +371,38 @@ static int sim_p2p_all(const struct sim_batch *b, ncclComm_t comm)
     free(x), free(pops), free(kch);
     return -1;
   }
-  int nx = 0;
+  int nx = 0, stall_kernel = 0;
   for (int i = 0; i < b->nops; i++) {
     const struct sim_op *op = &b->ops[i];
     size_t bytes = op->count * sim_dtype_size(op->dtype);
     if (!sim_is_p2p(op) || op->comm != comm)
       continue;
+    stall_kernel |= op->stall_kernel;
     kch[nx] = sim_prof_kernel_ch(op, 0);
     pops[nx] = sim_prof_proxy_op(op, 0, op->peer, op->kind == SIM_SEND, 1);
     if (op->kind == SIM_SEND) {
       sim_xfer_send(&x[nx], op->comm, SIM_SET_P2P, 0, op->peer, op->sendbuff, bytes);
       x[nx].rendezvous = 1;
+      /* test knob: the link to that peer on channel 0 never moves (p2p
+       * runs on channel 0 here) */
+      x[nx].stalled = op->stall_peer == op->peer && op->stall_channel == 0;
     } else {
       sim_xfer_recv(&x[nx], op->comm, SIM_SET_P2P, 0, op->peer, op->recvbuff, bytes);
     }
     sim_prof_step_begin(&x[nx], pops[nx]);
     nx++;
   }
-  int rc = sim_progress(x, nx);
+  int rc;
+  if (stall_kernel) { /* test knob: the kernel stops inside the batch until the comm is aborted */
+    for (int i = 0; i < nx; i++)
+      sim_prof_step_state(&x[i], x[i].is_send ? ncclProfilerProxyStepSendGPUWait : ncclProfilerProxyStepRecvGPUWait);
+    unsigned iter = 0;
+    while (!atomic_load(&comm->aborted))
+      sim_backoff(&iter);
+    rc = -1;
+  } else {
+    rc = sim_progress(x, nx);
+  }
   for (int i = 0; i < nx; i++) {
     sim_prof_stop(x[i].comm, pops[i]);
     if (rc == 0)
