@@ -181,6 +181,9 @@ typedef struct fa_link {
   uint8_t pending_dir;  /* p2p: FRZ_DIR_SEND (the sender waits: no Recv posted)
                            or FRZ_DIR_RECV (the receiver waits: no Send) */
   uint8_t counterpart_no_dump; /* p2p: the side that never posted has no dump */
+  uint8_t joined;              /* p2p: both sides posted and started the op, both
+                                  alive, neither completed it: it never moved (the
+                                  device or network side); nobody is blamed */
   uint8_t counterpart_ended;   /* p2p: the other side posted its op, then its
                                   process ended with it in flight (exit or
                                   fatal signal): it never completes */

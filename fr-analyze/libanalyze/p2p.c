@@ -20,7 +20,15 @@ typedef struct p2p_op {
   uint8_t dir;       /* FRZ_DIR_SEND (recorded on src) or FRZ_DIR_RECV (on dst) */
   uint8_t state;
   uint8_t ended;     /* the recording side's process ended (exit, fatal signal) without giving up */
+  uint8_t long_in;   /* enqueued FA_JOINED_NS or more before its dump was taken (not a PyTorch dump) */
 } p2p_op;
+
+/* How long both sides of a p2p op must have waited for it (from its call),
+ * started and neither done, for the pair to count as stuck there (joined)
+ * rather than in flight: a dump taken by hand catches transfers in flight;
+ * a hang's dump comes after the watchdog's timeout (1 s at the least),
+ * counted the same way. */
+#define FA_JOINED_NS INT64_C(1000000000)
 
 static int cmp_op(const void *x, const void *y)
 {
@@ -122,7 +130,8 @@ static int pair_mismatch(fa_comm *c, const p2p_op *x, const p2p_op *y)
 /* The unmatched operations of one pair (ops[i..j)): for each direction the
  * first pending op whose counterpart never got that far, or that both sides
  * posted while one side's process then ended with it in flight (its part
- * never comes: the other side waits for it). */
+ * never comes: the other side waits for it), or that both sides posted and
+ * started and neither finished, both alive (joined: it never moved). */
 static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *ops, size_t i,
                       size_t j)
 {
@@ -138,19 +147,28 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
       if (ops[e].state == FRZ_STATE_COMPLETED || ops[e].state == FRZ_STATE_FAILED) over = 1;
     }
     int ended = 0; /* both posted, neither done, one side's process ended: the other waits for it */
+    int joined = 0;
     if (dirs == ((1u << FRZ_DIR_SEND) | (1u << FRZ_DIR_RECV))) {
       if (!c->has_mismatch && e - k == 2 && ops[k].sig.count != ops[k + 1].sig.count &&
           pair_mismatch(c, &ops[k], &ops[k + 1]))
         return -1;
-      if (e - k != 2 || over || ops[k].ended == ops[k + 1].ended) continue;
-      o = ops[k].ended ? &ops[k + 1] : &ops[k]; /* the side still alive, waiting */
-      ended = 1;
+      if (e - k != 2 || over) continue;
+      if (ops[k].ended != ops[k + 1].ended) {
+        o = ops[k].ended ? &ops[k + 1] : &ops[k]; /* the side still alive, waiting */
+        ended = 1;
+      } else if (!ops[k].ended && ops[k].state == FRZ_STATE_STARTED && ops[k + 1].state == FRZ_STATE_STARTED &&
+                 ops[k].long_in && ops[k + 1].long_in) {
+        joined = 1; /* both in it, neither done: the link or a device never moved it */
+      } else {
+        continue;
+      }
     }
     if (over || done_dir[o->dir]) continue;
     int32_t other = o->dir == FRZ_DIR_SEND ? dst : src;
     int other_no_dump = c->members[other].rank < 0;
     int64_t other_max = o->dir == FRZ_DIR_SEND ? max_recv : max_send;
-    if (!ended && !other_no_dump && other_max >= (int64_t)o->seq) continue; /* retained elsewhere */
+    if (joined && (done_dir[FRZ_DIR_SEND] || done_dir[FRZ_DIR_RECV])) continue;
+    if (!ended && !joined && !other_no_dump && other_max >= (int64_t)o->seq) continue; /* retained elsewhere */
     fa_link l;
     memset(&l, 0, sizeof l);
     l.comm = (int32_t)(c - a->comms);
@@ -163,6 +181,8 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     l.pending_dir = o->dir;
     l.counterpart_no_dump = (uint8_t)other_no_dump;
     l.counterpart_ended = (uint8_t)ended;
+    l.joined = (uint8_t)joined;
+    if (joined) l.pending_dir = FRZ_DIR_SEND; /* (the sender's side named first) */
     l.seq = o->shown;
     if (fa_grow(&c->links, cap, c->nlinks + 1, sizeof *c->links)) return -1;
     c->links[c->nlinks++] = l;
@@ -223,6 +243,10 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
       uint32_t trig = f->dump.process.trigger;
       o->ended = !f->dump.pt && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
                  !fa_gave_up(&f->dump, 0);
+      /* (or its rank gave up on it: a watchdog judged it stuck, and aborted) */
+      o->long_in = !f->dump.pt && ((rec->t_enqueue_ns && f->dump.process.frame_time_ns >= rec->t_enqueue_ns &&
+                                    (int64_t)(f->dump.process.frame_time_ns - rec->t_enqueue_ns) >= FA_JOINED_NS) ||
+                                   ((rec->flags & FRZ_RF_ABORTED) && fa_gave_up(&f->dump, c->id)));
     }
   }
   qsort(ops, n, sizeof *ops, cmp_op);

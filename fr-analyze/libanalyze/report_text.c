@@ -117,7 +117,10 @@ static void link_text(FILE *o, const fa_link *l)
   fprintf(o, "%s->%s", rk(l->src, b1), rk(l->dst, b2));
   if (l->p2p) {
     int send = l->pending_dir == FRZ_DIR_SEND;
-    if (l->counterpart_ended)
+    if (l->joined)
+      fprintf(o, " (p2p seq %llu: both posted and started it, neither completed: device or network side",
+              (unsigned long long)l->seq);
+    else if (l->counterpart_ended)
       fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s ended with its %s in flight",
               (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
               rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");

@@ -276,6 +276,15 @@ static const fa_problem *unread_dump(const fa_analysis *a, int32_t g)
   return NULL;
 }
 
+/* The first p2p pair of c posted and started by both sides that never
+ * completed (a joined link), or NULL. */
+static const fa_link *joined_link(const fa_comm *c)
+{
+  for (uint32_t i = 0; i < c->nlinks; i++)
+    if (c->links[i].p2p && c->links[i].joined) return &c->links[i];
+  return NULL;
+}
+
 /* Is global rank g of the culprit group of the verdict's mismatch (named
  * by the mismatch part of the summary already)? */
 static int mismatch_culprit(const fa_analysis *a, int32_t g)
@@ -322,7 +331,22 @@ static int say_hang(const fa_analysis *a, sbuf *b)
   fa_ranks w = {NULL, 0}, o = {NULL, 0};
   int rc = -1;
   if (c->stuck) op_phrase(a, c, c->stuck_seq, op, sizeof op);
-  if (v->all_joined) {
+  if (joined_link(c) && !v->lagging.n && !v->unfinished.n) {
+    /* a p2p pair in flight on both sides that never moved: the others wait behind it */
+    const fa_link *l = joined_link(c);
+    uint32_t cap = 0;
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    cap = w.n;
+    for (uint32_t i = 0; i < c->nlinks; i++)
+      if (c->links[i].p2p && !c->links[i].joined && fa_p2p_waiter(&c->links[i]) >= 0 &&
+          !has_rank(&w, fa_p2p_waiter(&c->links[i])) && fa_ranks_push(&w, &cap, fa_p2p_waiter(&c->links[i])))
+        goto out;
+    fa_ranks_sort(&w);
+    sb_printf(b, "p2p seq %llu from rank %d to rank %d on comm %s: both posted and started it, neither "
+              "completed: device or network side (link %d->%d)",
+              (unsigned long long)l->seq, l->src, l->dst, hex, l->src, l->dst);
+    if (w.n) sb_printf(b, "; %s %s behind it", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w));
+  } else if (v->all_joined) {
     sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u rank%s waiting)",
               op, hex, c->nwaiting, c->nwaiting == 1 ? "" : "s");
     say_stopped_links(c, b);

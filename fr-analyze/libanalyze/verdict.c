@@ -54,7 +54,7 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
   }
   for (uint32_t i = 0; i < c->nlinks; i++) {
     const fa_link *l = &c->links[i];
-    if (!l->p2p) continue;
+    if (!l->p2p || l->joined) continue; /* (a joined pair blames nobody) */
     /* a p2p op left pending by a process that ended waits for nobody */
     int32_t wk = fa_find_rank(a, fa_p2p_waiter(l));
     if (wk >= 0 && ended(a, wk)) continue;
@@ -90,6 +90,9 @@ static void mark_waits(fa_analysis *a)
       if (!c->links[i].p2p) continue;
       int32_t k = fa_find_rank(a, fa_p2p_waiter(&c->links[i]));
       if (k >= 0 && a->ranks[k].wait_comm < 0 && !ended(a, k)) a->ranks[k].wait_comm = (int32_t)ci;
+      /* both sides of a joined pair wait in it (for the link, not a rank) */
+      int32_t q = c->links[i].joined ? fa_find_rank(a, c->links[i].dst) : -1;
+      if (q >= 0 && a->ranks[q].wait_comm < 0 && !ended(a, q)) a->ranks[q].wait_comm = (int32_t)ci;
     }
   }
 }
@@ -296,7 +299,8 @@ static void in_flight(fa_analysis *a)
     c->nwaiting = c->nlagging = c->npassed = c->nahead = c->nunfinished = 0;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < c->nlinks; i++) /* links of ops in flight: none missing */
-      if (!c->links[i].inferred && !c->links[i].evidence && !c->links[i].p2p) c->links[keep++] = c->links[i];
+      if (!c->links[i].inferred && !c->links[i].evidence && !c->links[i].p2p && !c->links[i].joined)
+        c->links[keep++] = c->links[i];
     c->nlinks = keep;
   }
   for (uint32_t i = 0; i < a->nranks; i++) a->ranks[i].wait_comm = -1;
@@ -323,7 +327,7 @@ static fa_root root_where(const fa_analysis *a, int32_t g)
   for (uint32_t ci = 0; ci < a->ncomms; ci++)
     for (uint32_t i = 0; i < a->comms[ci].nlinks; i++) {
       const fa_link *l = &a->comms[ci].links[i];
-      if (l->p2p && (l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src) == g)
+      if (l->p2p && !l->joined && (l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src) == g)
         return (fa_root){g, (int32_t)ci, l->seq, FA_MEMBER_IDLE};
     }
   return w;
@@ -440,7 +444,7 @@ int fa_verdict_build(fa_analysis *a)
     }
     if (add_state(c, FA_MEMBER_AHEAD, &v->ahead, &cap_a)) return -1;
     v->all_joined = c->stuck && !v->lagging.n && !v->unfinished.n && !unknown && !c->nahead &&
-                    !c->nno_dump && !c->nunknown;
+                    !c->nno_dump && !c->nunknown && !c->nlagging;
     /* calls that do not match explain why a joined op cannot complete */
     if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) v->all_joined = 0;
   }

@@ -133,7 +133,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
     }
     for (uint32_t i = 0; i < c->nlinks; i++) {
       const fa_link *l = &c->links[i];
-      if (!l->p2p) continue;
+      if (!l->p2p || l->joined) continue; /* a joined pair waits for no rank */
       int32_t w = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->src : l->dst);
       int32_t t = fa_find_rank(a, l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src);
       if (w < 0) continue;

@@ -318,6 +318,41 @@ START_TEST(test_p2p_counterpart_ended)
 }
 END_TEST
 
+/* Two ranks of a pipeline both in a transfer (send and receive posted and
+ * started), neither done: dumped a minute after the calls it is stuck on
+ * the link, nobody to blame; dumped 10 ms after them it is a transfer in
+ * flight, no hang.  For several pairs and sizes. */
+START_TEST(test_p2p_joined_pair)
+{
+  static const struct { int n, a, b; } v[] = {{2, 0, 1}, {4, 1, 2}, {6, 4, 3}};
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+    for (int late = 0; late < 2; late++) {
+      job *j = job_new(v[k].n);
+      job_world(j, WORLD);
+      run(j, 0, v[k].n - 1, WORLD, 2);
+      p2p(j, v[k].a, WORLD, FRZ_OP_Send, v[k].b, 0, FRZ_STATE_STARTED);
+      last_rec(j, v[k].a)->t_start_ns = last_rec(j, v[k].a)->t_enqueue_ns + DT / 10;
+      p2p(j, v[k].b, WORLD, FRZ_OP_Recv, v[k].a, 0, FRZ_STATE_STARTED);
+      last_rec(j, v[k].b)->t_start_ns = last_rec(j, v[k].b)->t_enqueue_ns + DT / 10;
+      for (int r = 0; r < v[k].n; r++) {
+        uint64_t t = j->nrec[r] ? j->rec[r][j->nrec[r] - 1].t_enqueue_ns : T0;
+        j->proc[r].frame_time_ns = late ? t + 60000 * DT : t + 10 * DT;
+        j->proc[r].trigger_time_ns = j->proc[r].frame_time_ns;
+      }
+      fa_analysis *a = analyse(j);
+      if (late) {
+        ck_assert_msg(a->verdict.status == FA_STATUS_HANG, "variant %zu: status %d", k, a->verdict.status);
+        ck_assert_msg(a->verdict.root_cause.n == 0 && a->verdict.lagging.n == 0, "variant %zu: a rank blamed", k);
+        ck_assert_ptr_nonnull(strstr(a->verdict.summary, "neither completed"));
+      } else {
+        ck_assert_msg(a->verdict.status != FA_STATUS_HANG, "variant %zu: a transfer in flight read as a hang", k);
+      }
+      fa_free(a);
+      job_free(j);
+    }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("waits");
@@ -330,6 +365,7 @@ int main(void)
   tcase_add_test(t, test_abort_right_behind_the_op_left);
   tcase_add_test(t, test_reaction_read_as_of_its_start);
   tcase_add_test(t, test_p2p_counterpart_ended);
+  tcase_add_test(t, test_p2p_joined_pair);
   suite_add_tcase(s, t);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
