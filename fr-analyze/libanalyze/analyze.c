@@ -393,20 +393,20 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
  * completed, is no answer to anything. */
 int fa_gave_up(const frz_dump *d, uint64_t id)
 {
-  for (uint64_t i = 0; i < d->nrecords; i++) {
-    const frz_record *r = &d->records[i];
-    if (id && r->comm_id != id) continue;
-    int aborted = (r->flags & FRZ_RF_ABORTED) != 0;
-    int stuck = (r->kind == FRZ_KIND_COLL || r->kind == FRZ_KIND_P2P) && !(r->flags & FRZ_RF_NO_TRACKING) &&
-                (r->state == FRZ_STATE_ENQUEUED || r->state == FRZ_STATE_STARTED);
-    if (!aborted && !stuck) continue;
-    for (uint64_t k = i + 1; k < d->nrecords; k++) {
-      const frz_record *x = &d->records[k];
-      int answers = x->op == FRZ_OP_CommAbort ||
-                    (!aborted && (x->op == FRZ_OP_CommDestroy || x->op == FRZ_OP_CommFinalize));
-      if (answers && x->comm_id == r->comm_id && x->t_enqueue_ns >= r->t_enqueue_ns &&
-          x->t_enqueue_ns - r->t_enqueue_ns >= FA_GAVE_UP_NS)
-        return 1;
+  /* over the teardowns (few), each against the records before it */
+  for (uint64_t k = 0; k < d->nrecords; k++) {
+    const frz_record *x = &d->records[k];
+    if (x->op != FRZ_OP_CommAbort && x->op != FRZ_OP_CommDestroy && x->op != FRZ_OP_CommFinalize) continue;
+    if (id && x->comm_id != id) continue;
+    for (uint64_t i = 0; i < k; i++) {
+      const frz_record *r = &d->records[i];
+      if (r->comm_id != x->comm_id || x->t_enqueue_ns < r->t_enqueue_ns ||
+          x->t_enqueue_ns - r->t_enqueue_ns < FA_GAVE_UP_NS)
+        continue;
+      int aborted = (r->flags & FRZ_RF_ABORTED) != 0;
+      int stuck = (r->kind == FRZ_KIND_COLL || r->kind == FRZ_KIND_P2P) && !(r->flags & FRZ_RF_NO_TRACKING) &&
+                  (r->state == FRZ_STATE_ENQUEUED || r->state == FRZ_STATE_STARTED);
+      if (aborted ? x->op == FRZ_OP_CommAbort : stuck) return 1;
     }
   }
   return 0;

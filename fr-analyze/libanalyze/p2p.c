@@ -207,6 +207,9 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
     if (m->rank < 0) continue;
     const fa_frame *f = &a->frames[m->frame];
     const fa_slice *sl = &f->p2p[m->entry];
+    uint32_t trig = f->dump.process.trigger;
+    int ended = !f->dump.pt && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) && !fa_gave_up(&f->dump, 0);
+    int gave_up_here = !f->dump.pt && sl->len && fa_gave_up(&f->dump, c->id);
     for (uint32_t k = 0; k < sl->len; k++) {
       const frz_record *rec = &f->dump.records[f->idx[sl->start + k]];
       unsigned dir = rec_dir(rec);
@@ -240,13 +243,11 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
                                          (int64_t)f->dump.process.anchor_realtime_ns
                                    : 0;
       o->state = rec->state;
-      uint32_t trig = f->dump.process.trigger;
-      o->ended = !f->dump.pt && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
-                 !fa_gave_up(&f->dump, 0);
+      o->ended = (uint8_t)ended;
       /* (or its rank gave up on it: a watchdog judged it stuck, and aborted) */
       o->long_in = !f->dump.pt && ((rec->t_enqueue_ns && f->dump.process.frame_time_ns >= rec->t_enqueue_ns &&
                                     (int64_t)(f->dump.process.frame_time_ns - rec->t_enqueue_ns) >= FA_JOINED_NS) ||
-                                   ((rec->flags & FRZ_RF_ABORTED) && fa_gave_up(&f->dump, c->id)));
+                                   ((rec->flags & FRZ_RF_ABORTED) && gave_up_here));
     }
   }
   qsort(ops, n, sizeof *ops, cmp_op);
