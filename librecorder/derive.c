@@ -94,9 +94,10 @@ FR_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, in
     int size, rank;
     shrunk(parent, excludeRanksList, excludeRanksCount, &size, &rank);
     slot = fr_prof_pending_add(cid, -1, -1);
-    ic = fr_init_begin(FRZ_OP_CommShrink, cid, size, rank, parent->cuda_device, __builtin_return_address(0));
+    ic = fr_init_begin(FRZ_OP_CommShrink, cid, size, rank, __atomic_load_n(&parent->cuda_device, __ATOMIC_RELAXED),
+                       __builtin_return_address(0));
     if (ic.c) {
-      ic.c->parent_id = parent->comm_id;
+      __atomic_store_n(&ic.c->parent_id, parent->comm_id, __ATOMIC_RELAXED); /* (the comm is visible already) */
       atomic_fetch_or(&ic.c->flags, FRZ_CF_SHRINK);
     }
   }

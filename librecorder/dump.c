@@ -128,14 +128,14 @@ static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
     memset(o, 0, sizeof *o);
     o->comm_id = c->comm_id;
     o->nccl_comm_hash = c->nccl_hash;
-    o->parent_id = c->parent_id;
+    o->parent_id = __atomic_load_n(&c->parent_id, __ATOMIC_RELAXED); /* a shrink's, set just after registration */
     o->handle = __atomic_load_n(&c->handle, __ATOMIC_RELAXED); /* bound when an init returns */
     o->nranks = c->nranks;
     o->rank = c->rank;
     o->split_color = c->split_color;
     o->split_key = c->split_key;
     o->flags = atomic_load(&c->flags);
-    o->cuda_device = c->cuda_device;
+    o->cuda_device = __atomic_load_n(&c->cuda_device, __ATOMIC_RELAXED); /* set just after registration */
     o->next_seq = atomic_load(&c->next_seq);
     o->first_retained_seq = o->next_seq;
     o->last_enqueued_seq = (int64_t)o->next_seq - 1;

@@ -48,7 +48,8 @@ void fr_comm_ask_size(ncclComm_t comm, int *nranks, int *rank) {
 init_call fr_init_begin(unsigned op, uint64_t cid, int nranks, int rank, int device, void *site) {
   init_call ic = {fr_comm_add(0, cid, 0, nranks, rank, FRZ_CF_PENDING), NULL, 0};
   if (ic.c) {
-    ic.c->cuda_device = device;
+    /* (after the comm is visible to the watchdog's dumps: an atomic store) */
+    __atomic_store_n(&ic.c->cuda_device, device, __ATOMIC_RELAXED);
     ic.s = fr_life_begin(ic.c, op, FRZ_KIND_LIFE, site, &ic.id);
   }
   return ic;

@@ -50,8 +50,8 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->comm_id = c ? c->comm_id : 0;
   /* which of this process's comm ranks made it (ncclCommInitAll: several) */
   r->comm_rank = c ? c->rank : -1;
-  r->cuda_device = c && c->cuda_device >= 0 && c->cuda_device <= 254 ? (uint8_t)c->cuda_device
-                                                                    : FRZ_CUDA_DEVICE_UNKNOWN;
+  int32_t dev = c ? __atomic_load_n(&c->cuda_device, __ATOMIC_RELAXED) : -1;
+  r->cuda_device = dev >= 0 && dev <= 254 ? (uint8_t)dev : FRZ_CUDA_DEVICE_UNKNOWN;
   r->seq = seq;
   r->count = count;
   r->stream = (uint64_t)(uintptr_t)stream;
