@@ -552,6 +552,44 @@ uint32_t frz_crc32(uint32_t crc, const void *buf, size_t len);
 int frz_dump_filename(char *buf, size_t size, const char *job_id, int32_t global_rank,
                       uint32_t pid, uint32_t frame);
 
+/* ---- announcements (alive.c; frz.md, "Announcements") ------------------
+ * A recording process keeps DIR/.fr-alive-<job>-r<rank:05>-p<pid> in its
+ * dump directory from its first communicator to its clean exit: one line,
+ * "flightrec-alive v1 job=J rank=R world=W local_rank=L pid=P time_ns=T
+ * trigger=0|1 host=H\n".  A process killed, crashed or hung leaves it behind. */
+#define FRZ_ALIVE_PREFIX ".fr-alive-"
+#define FRZ_ALIVE_MAX 512 /* bytes of an announcement read at most */
+typedef struct frz_alive {
+  char job_id[FRZ_JOB_MAX]; /* the job id the process's dumps carry; "" unknown */
+  int32_t global_rank;      /* -1 unknown */
+  int32_t world_size;       /* -1 unknown */
+  int32_t local_rank;       /* -1 unknown */
+  uint32_t pid;
+  uint64_t time_ns;         /* CLOCK_REALTIME when it announced itself, ns */
+  char host[FRZ_HOST_MAX];  /* "" unknown */
+  int32_t watches_trigger;  /* 1: it polls DIR/TRIGGER (FR_TRIGGER_FILE), 0 not */
+} frz_alive;
+
+/* The announcement's file name into buf (job characters outside
+ * [A-Za-z0-9._+-] become '_').  Returns the length, or -1 if it does not
+ * fit in `size`. */
+int frz_alive_filename(char *buf, size_t size, const char *job_id, int32_t global_rank, uint32_t pid);
+/* A job id as an announcement writes it (characters outside
+ * [A-Za-z0-9._+:-] as '_'), to compare with a dump's job id. */
+void frz_alive_job(char *out, size_t size, const char *job_id);
+/* Is `name` (a directory entry) an announcement, not its temporary file? */
+int frz_alive_is_name(const char *name);
+/* The announcement's line into buf.  Returns its length, -1 if too small. */
+int frz_alive_format(const frz_alive *a, char *buf, size_t size);
+/* Parse an announcement's bytes (`name` for the message).  FRZ_E_CORRUPT
+ * with "NAME: at byte 0: what" in err when it is not one. */
+frz_status frz_alive_parse(const char *text, size_t len, const char *name, frz_alive *out,
+                           frz_error *err);
+/* Every readable announcement in `dir` into *out (malloc'd, *n of them,
+ * sorted by job, rank, newest first); unreadable ones are skipped.
+ * FRZ_E_IO when dir cannot be opened; FRZ_E_NOMEM keeps those read. */
+frz_status frz_alive_list(const char *dir, frz_alive **out, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

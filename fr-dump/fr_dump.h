@@ -72,6 +72,12 @@ void fd_trigger_reason(const char *reason, char *out, size_t outlen);
  * `err` receives a message.  Returns an FD_TRIGGER_* value. */
 int fd_trigger(const char *dir, const char *reason, char *err, size_t errlen);
 
+/* Who watches `dir`, from the recorders' announcements in it: one sentence
+ * in `out` ("4 ranks of job J (8 ranks in all) watch this directory: ...",
+ * or why nobody does).  Returns how many ranks of the newest job that
+ * watches the trigger file are listening (0: nobody). */
+int fd_listeners(const char *dir, char *out, size_t len);
+
 /* One decoded input file. */
 typedef struct fd_input {
   const char *name; /* as given, or DIR/NAME for a directory's file */

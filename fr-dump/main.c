@@ -42,8 +42,8 @@ static void usage(FILE *o)
         "\n"
         "Times are in milliseconds relative to the trigger (or the frame).\n"
         "Exit status: 0 on success (also when a trigger file exists already),\n"
-        "1 if --check found a bad file, 2 on a usage error or a file that cannot\n"
-        "be read or decoded.\n",
+        "1 if --check found a bad file or --trigger found no recorder listening,\n"
+        "2 on a usage error or a file that cannot be read or decoded.\n",
         o);
 }
 
@@ -71,18 +71,21 @@ static int do_trigger(const char *dir, const char *reason)
   char err[4200], safe[4200];
   int rc = fd_trigger(dir, reason ? reason : "requested with fr-dump --trigger", err, sizeof err);
   fd_sanitize(dir, strlen(dir), safe, sizeof safe);
-  switch (rc) {
-  case FD_TRIGGER_CREATED:
-    printf("fr-dump: created %s/TRIGGER: every rank of the job will dump\n", safe);
-    return 0;
-  case FD_TRIGGER_EXISTS:
-    printf("fr-dump: replaced %s/TRIGGER (an earlier request): every rank of the job will dump\n", safe);
-    return 0;
-  default:
-    fprintf(stderr, "fr-dump: cannot create the trigger file: %s\n",
-            fd_sanitize(err, strlen(err), safe, sizeof safe));
-    return 2;
+  if (rc == FD_TRIGGER_CREATED || rc == FD_TRIGGER_EXISTS) {
+    char who[700];
+    int n = fd_listeners(dir, who, sizeof who);
+    const char *did = rc == FD_TRIGGER_CREATED ? "created" : "replaced";
+    const char *earlier = rc == FD_TRIGGER_CREATED ? "" : " (an earlier request)";
+    if (n > 0) {
+      printf("fr-dump: %s %s/TRIGGER%s: %s; each dumps within about a second\n", did, safe, earlier, who);
+      return 0;
+    }
+    printf("fr-dump: %s %s/TRIGGER%s\n", did, safe, earlier);
+    fprintf(stderr, "fr-dump: %s\n", who);
+    return 1;
   }
+  fprintf(stderr, "fr-dump: cannot create the trigger file: %s\n", fd_sanitize(err, strlen(err), safe, sizeof safe));
+  return 2;
 }
 
 /* Does any of paths[from, n) decode as a dump? */

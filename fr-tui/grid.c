@@ -49,6 +49,27 @@ int grid_put(tgrid *g, int r, int c, const char *s, uint16_t at)
   return c;
 }
 
+int grid_put_words(tgrid *g, int r, int c, const char *s, uint16_t at)
+{
+  size_t room = c < g->cols ? (size_t)(g->cols - c) : 0;
+  size_t len = strlen(s);
+  if (len <= room)
+    return grid_put(g, r, c, s, at);
+  if (room < 4)
+    return g->cols;
+  /* the last space that leaves room for " ...", if it keeps most of the row */
+  size_t cut = room - 4;
+  while (cut > 0 && s[cut] != ' ')
+    cut--;
+  if (cut < (room - 4) / 2)
+    cut = room - 4;
+  while (cut > 0 && (s[cut - 1] == ' ' || s[cut - 1] == ';' || s[cut - 1] == ','))
+    cut--;
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%.*s ...", (int)(cut < sizeof buf - 5 ? cut : sizeof buf - 5), s);
+  return grid_put(g, r, c, buf, at);
+}
+
 int grid_printf(tgrid *g, int r, int c, uint16_t at, const char *fmt, ...)
 {
   char buf[1024];

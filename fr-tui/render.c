@@ -265,10 +265,13 @@ static void draw_detail(const view *v, tgrid *g, int r0)
     const frz_record *o = v->sel_seq >= 0 ? fa_comm_record_in(v->a, &v->a->comms[v->comm], (uint64_t)v->sel_seq, &od)
                                           : NULL;
     char onm[FRZ_PT_NAME_MAX];
-    if (o)
-      grid_printf(g, r0 + 3, 0, TA_NONE, "the others called %s  count %" PRIu64 "  %s%s%s there",
-                  fa_sanitize(fa_record_op_name(od, o), onm, sizeof onm), o->count, frz_dtype_name(o->dtype),
-                  o->redop == 255 ? "" : "  ", o->redop == 255 ? "" : frz_redop_name(o->redop));
+    if (o) {
+      char said[512];
+      snprintf(said, sizeof said, "the others called %s  count %" PRIu64 "  %s%s%s there",
+               fa_sanitize(fa_record_op_name(od, o), onm, sizeof onm), o->count, frz_dtype_name(o->dtype),
+               o->redop == 255 ? "" : "  ", o->redop == 255 ? "" : frz_redop_name(o->redop));
+      grid_put_words(g, r0 + 3, 0, said, TA_NONE);
+    }
   } else {
     char root[32] = "-";
     if (rec->peer >= 0)
@@ -301,13 +304,14 @@ static void draw_detail(const view *v, tgrid *g, int r0)
       grid_printf(g, r0 + 4, x, TA_NONE, "NCCL seq %" PRIu64 " %s/%s %u channels", rec->nccl_seq,
                   frz_algo_name(rec->algo), frz_proto_name(rec->proto), rec->nchannels);
   }
-  grid_printf(g, r0 + 5, 0, TA_NONE, "last enqueued %" PRId64 "  started %" PRId64 "  completed %" PRId64
-              "  retained from %" PRIu64 "  trigger: %s",
-              fc->last_enqueued_seq, fc->last_started_seq, fc->last_completed_seq, fc->first_retained_seq, trig);
+  char line[1024];
+  snprintf(line, sizeof line, "last enqueued %" PRId64 "  started %" PRId64 "  completed %" PRId64
+           "  retained from %" PRIu64 "  trigger: %s",
+           fc->last_enqueued_seq, fc->last_started_seq, fc->last_completed_seq, fc->first_retained_seq, trig);
+  grid_put_words(g, r0 + 5, 0, line, TA_NONE);
   if (f->dump.nproxy) {
-    char line[1024];
     proxy_line(v, f, fc, line, sizeof line);
-    grid_put(g, r0 + 6, 0, line[0] ? line : "proxy: no progress recorded on this communicator", TA_NONE);
+    grid_put_words(g, r0 + 6, 0, line[0] ? line : "proxy: no progress recorded on this communicator", TA_NONE);
   }
 }
 
@@ -320,7 +324,7 @@ static int draw_lines(tgrid *g, int r0, int n, const char *text, uint16_t at)
     size_t len = nl ? (size_t)(nl - text) : strlen(text);
     char line[512];
     snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), text);
-    grid_put(g, r0 + used++, 0, line, at);
+    grid_put_words(g, r0 + used++, 0, line, at);
     text = nl ? nl + 1 : text + len;
   }
   return used;
@@ -356,14 +360,19 @@ void render(view *v, tgrid *g)
     return;
   }
   draw_comm_line(v, g, r++);
-  /* problems and info lines sit between the timeline and the detail pane */
+  /* problems and info lines sit between the timeline and the detail pane;
+   * the info lines get 8 rows, and the rows the timeline leaves empty */
+  int nprob = (int)(v->a->nproblems > 3 ? 3 : v->a->nproblems);
+  int detail_top = last - detail_rows(v);
+  int room = detail_top - nprob - (r + 2) - 1; /* keep one timeline row */
+  v->info_max = room - (int)v->nrows > 8 ? room - (int)v->nrows : 8;
+  if (v->info_max > room)
+    v->info_max = room > 1 ? room : 1;
   if (v->stacks)
     stacks_info(v); /* follows the selected rank */
-  int nprob = (int)(v->a->nproblems > 3 ? 3 : v->a->nproblems);
   int ninfo = count_lines(v->info);
-  if (ninfo > 8)
-    ninfo = 8;
-  int detail_top = last - detail_rows(v);
+  if (ninfo > v->info_max)
+    ninfo = v->info_max;
   int info_top = detail_top - ninfo;
   int prob_top = info_top - nprob;
   int rows_top = r + 2;
@@ -383,8 +392,11 @@ void render(view *v, tgrid *g)
     tui_clean(p->message, msg, sizeof msg);
     if (i == 2 && v->a->nproblems > 3)
       grid_printf(g, prob_top + i, 0, TA_PROBLEM, "problem: ... and %u more", v->a->nproblems - 2);
-    else
-      grid_printf(g, prob_top + i, 0, TA_PROBLEM, "problem: %s: %s", file, msg);
+    else {
+      char line[600];
+      snprintf(line, sizeof line, "problem: %s: %s", file, msg);
+      grid_put_words(g, prob_top + i, 0, line, TA_PROBLEM);
+    }
   }
   draw_lines(g, info_top, ninfo, v->info, TA_HEAD);
   draw_detail(v, g, detail_top);

@@ -8,7 +8,9 @@
 
 #include "tui.h"
 
-#define PANE_FRAMES 7 /* the info lines hold 8: a header and the frames */
+/* The lines under the pane's header: what the info area holds now (at
+ * least 8 lines, more where the timeline leaves rows empty). */
+static uint32_t pane_lines(const view *v) { return v->info_max > 1 ? (uint32_t)v->info_max - 1 : 1; }
 
 /* The selected rank's stack into m. */
 static void rank_pane(const view *v, FILE *m)
@@ -29,9 +31,10 @@ static void rank_pane(const view *v, FILE *m)
   char **f;
   uint32_t n;
   if (t->status != FRZ_STACK_OK || fa_thread_frames(d, t, 1, &f, &n) != 0) return;
-  for (uint32_t k = 0; k < n && k < PANE_FRAMES; k++) {
+  uint32_t lines = pane_lines(v);
+  for (uint32_t k = 0; k < n && k < lines; k++) {
     char clean[512];
-    if (k == PANE_FRAMES - 1 && n > PANE_FRAMES)
+    if (k == lines - 1 && n > lines)
       fprintf(m, "\n  ... %u more frames", n - k);
     else
       fprintf(m, "\n  #%-2u %s", k, tui_clean(f[k], clean, sizeof clean));
@@ -45,10 +48,11 @@ static void classes_view(const view *v, FILE *m)
   const fa_analysis *a = v->a;
   fprintf(m, "-- stack classes: %u (the most relevant thread of each rank, innermost frame first)",
           a->nstack_classes);
-  for (uint32_t i = 0; i < a->nstack_classes && i < PANE_FRAMES; i++) {
+  uint32_t lines = pane_lines(v);
+  for (uint32_t i = 0; i < a->nstack_classes && i < lines; i++) {
     const fa_stack_class *c = &a->stack_classes[i];
     char rs[128], clean[512];
-    if (i == PANE_FRAMES - 1 && a->nstack_classes > PANE_FRAMES) {
+    if (i == lines - 1 && a->nstack_classes > lines) {
       fprintf(m, "\n  ... %u more classes", a->nstack_classes - i);
       break;
     }

@@ -42,6 +42,9 @@ void grid_free(tgrid *g);
 void grid_clear(tgrid *g);
 /* Write `s` at (r, c), clipped to the row; returns the column after it. */
 int grid_put(tgrid *g, int r, int c, const char *s, uint16_t at);
+/* grid_put, but a text longer than the row is cut at a word boundary and
+ * ends in " ..." (never mid-word, unless one word fills half the row). */
+int grid_put_words(tgrid *g, int r, int c, const char *s, uint16_t at);
 /* printf into the grid at (r, c), clipped; returns the column after it. */
 int grid_printf(tgrid *g, int r, int c, uint16_t at, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -77,6 +80,7 @@ typedef struct view {
   char msg[256];         /* one-line message (status line) */
   char *info;            /* extra lines (links, wait-for chain), malloc'd; NULL none */
   int page_rows, page_cols; /* visible timeline rows / columns, set by render */
+  int info_max;          /* lines the info area may hold now (at least 8), set by render */
 } view;
 
 int view_init(view *v, const fa_analysis *a);

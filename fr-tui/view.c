@@ -327,6 +327,7 @@ int view_init(view *v, const fa_analysis *a)
 {
   memset(v, 0, sizeof *v);
   v->a = a;
+  v->info_max = 8;
   for (uint32_t i = 0; i < a->nranks; i++)
     if (a->ranks[i].nframes > v->nframes)
       v->nframes = a->ranks[i].nframes;

@@ -42,7 +42,7 @@ static uint64_t handled_mtime; /* the newest trigger file already acted on (watc
 
 /* Create the dump directory (0700) if needed; refuse a symlink as its last
  * component (ELOOP: said plainly by the caller). */
-static int ensure_dir(const char *dir) {
+int fr_ensure_dump_dir(const char *dir) {
   if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -1;
   struct stat sb;
   if (lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode)) {
@@ -254,7 +254,7 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   }
   p.flags |= atomic_load_explicit(&fr_g.late_flags, memory_order_relaxed);
   if (frz_encode_ex(&p, csnap, nc, snap, n, &x, 3, &buf, &len, &err) != FRZ_OK) goto out;
-  if (ensure_dir(fr_g.cfg.dump_dir) != 0) {
+  if (fr_ensure_dump_dir(fr_g.cfg.dump_dir) != 0) {
     if (errno == ELOOP)
       snprintf(err.msg, sizeof err.msg, "%.300s: the dump directory is a symbolic link, which the "
                "recorder does not follow; give FR_DUMP_DIR its real path", fr_g.cfg.dump_dir);
@@ -316,7 +316,7 @@ static void trigger_handled(const char *path) {
 
 int fr_trigger_file_create(const char *reason) {
   char path[600], tmp[640], line[TRIGGER_MAX];
-  if (ensure_dir(fr_g.cfg.dump_dir) != 0) return -1;
+  if (fr_ensure_dump_dir(fr_g.cfg.dump_dir) != 0) return -1;
   snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
   snprintf(tmp, sizeof tmp, "%s/.TRIGGER.tmp.%u", fr_g.cfg.dump_dir, (unsigned)getpid());
   char clean[201];

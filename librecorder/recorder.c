@@ -204,4 +204,5 @@ __attribute__((destructor)) static void fr_unload(void) {
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 2;
   if (pthread_mutex_timedlock(&fr_g.dump_lock, &until) == 0) pthread_mutex_unlock(&fr_g.dump_lock);
+  fr_announce_remove(); /* a clean exit: no longer alive */
 }

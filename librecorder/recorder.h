@@ -246,5 +246,15 @@ FR_HIDDEN int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_n
 FR_HIDDEN int fr_trigger_file_create(const char *reason);
 /* Has a fresh trigger file appeared?  Fills rank/text when yes. */
 FR_HIDDEN int fr_trigger_file_seen(int *rank, char *text, size_t textlen);
+/* Create the dump directory (mode 0700) unless it exists; -1 with errno
+ * (ELOOP: it is a symbolic link, never followed). */
+FR_HIDDEN int fr_ensure_dump_dir(const char *dir);
+
+/* ---- the announcement (announce.c) ------------------------------------ */
+/* Write DIR/.fr-alive-... once a comm exists (watchdog thread): 1 done
+ * (written, or given up), 0 not yet (no comm). */
+FR_HIDDEN int fr_announce(void);
+/* Remove it (clean exit; not in a forked child). */
+FR_HIDDEN void fr_announce_remove(void);
 
 #endif /* FR_RECORDER_H */

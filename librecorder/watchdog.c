@@ -204,6 +204,7 @@ static void *watchdog_main(void *arg) {
   scan_state st = {0};
   episode ep = {0};
   uint64_t next_trigger_poll = 0, last_poll = 0;
+  int announced = 0;
   /* a poll this much later than due means the thread was not running */
   uint64_t stall_ns = 1000000000ull + 4 * (uint64_t)fr_g.cfg.poll_ms * 1000000ull;
   while (!atomic_load(&fr_g.stopping)) {
@@ -229,6 +230,8 @@ static void *watchdog_main(void *arg) {
       continue;
     }
     step_episode(&ep, &st, req, now, &next_trigger_poll);
+    /* once, when nothing asks for a dump: never ahead of one */
+    if (!announced && !ep.active && !atomic_load(&fr_g.dump_request)) announced = fr_announce();
   }
   return NULL;
 }

@@ -341,6 +341,9 @@ typedef struct fa_analysis {
   fa_frame *frames;          /* usable dumps; after fa_run sorted by (rank, frame) */
   uint32_t nframes;
   char job_id[FRZ_JOB_MAX];  /* the job analysed (most common in the dumps) */
+  frz_alive *alive;          /* the recorders' announcements in the directories read (a
+                                process's from its first comm to its clean exit) */
+  uint32_t nalive;
   int32_t world_size;        /* largest world size in the headers; -1 unknown */
   /* model (after fa_run) */
   fa_rank *ranks;            /* sorted by global rank */

@@ -16,6 +16,15 @@ char *fa_strdup(const char *s);
 /* Append g to r (capacity *cap). */
 int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
 
+/* ---- announcements (alive.c) ---- */
+/* The newest announcement of global rank g of the job analysed; NULL none. */
+const frz_alive *fa_alive_of(const fa_analysis *a, int32_t g);
+/* Did any process of the job analysed announce itself? */
+int fa_alive_any(const fa_analysis *a);
+/* r split into the ranks that announced themselves and those that did not
+ * (both empty when nobody of the job did).  -1 out of memory. */
+int fa_alive_split(const fa_analysis *a, const fa_ranks *r, fa_ranks *announced, fa_ranks *silent);
+
 /* Sort and remove duplicates. */
 void fa_ranks_sort(fa_ranks *r);
 

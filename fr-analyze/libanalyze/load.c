@@ -55,6 +55,7 @@ void fa_free(fa_analysis *a)
     free(f->p2p);
   }
   free(a->frames);
+  free(a->alive);
   free(a->ranks);
   fa_ranks_free(&a->ranks_missing);
   for (uint32_t i = 0; i < a->ncomms; i++) free_comm(&a->comms[i]);
@@ -259,6 +260,34 @@ static int list_dir(item_list *l, const char *dir)
   return rc;
 }
 
+/* The announcements in `dir` (or in the directory of the file `dir`) into
+ * a->alive, each once.  Reading none is no problem. */
+static int read_alive(fa_analysis *a, const char *path)
+{
+  struct stat st;
+  char *dir = NULL;
+  if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    const char *slash = strrchr(path, '/');
+    dir = slash ? fa_printf("%.*s", (int)(slash - path) + (slash == path), path) : fa_printf(".");
+    if (!dir) return -1;
+  }
+  frz_alive *v = NULL;
+  size_t n = 0;
+  frz_status fs = frz_alive_list(dir ? dir : path, &v, &n);
+  free(dir);
+  int rc = fs == FRZ_E_NOMEM ? -1 : 0;
+  uint32_t cap = a->nalive;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    uint32_t k = 0;
+    while (k < a->nalive && memcmp(&a->alive[k], &v[i], sizeof v[i]) != 0) k++;
+    if (k < a->nalive) continue;
+    if (fa_grow(&a->alive, &cap, a->nalive + 1, sizeof *a->alive)) rc = -1;
+    else a->alive[a->nalive++] = v[i];
+  }
+  free(v);
+  return rc;
+}
+
 /* The files a path stands for (a directory's, or itself), or its problem. */
 static int list_path(item_list *l, const char *path)
 {
@@ -352,7 +381,7 @@ static int look_below(fa_analysis *a, item_list *l, uint32_t from, const char *d
     rc = list_dir(&below, subs[i]);
     if (rc == 0) fa_parallel_for(below.n - at, decode_item, below.v + at);
     if (rc == 0 && !decoded(&below, at)) free_items(&below, at);
-    else if (rc == 0 && used < sizeof said)
+    else if (rc == 0 && (rc = read_alive(a, subs[i])) == 0 && used < sizeof said)
       used += (size_t)snprintf(said + used, sizeof said - used, "%s%s", used ? ", " : "", subs[i]);
   }
   for (uint32_t i = 0; i < n; i++) free(subs[i]);
@@ -388,6 +417,7 @@ int fa_add_paths(fa_analysis *a, const char *const *paths, uint32_t npaths)
   for (uint32_t i = 0; i < npaths && rc == 0; i++) {
     uint32_t from = l.n;
     rc = list_path(&l, paths[i]);
+    if (rc == 0) rc = read_alive(a, paths[i]);
     if (rc == 0) fa_parallel_for(l.n - from, decode_item, l.v + from);
     if (rc == 0 && look_below(a, &l, from, paths[i]) < 0) rc = -1;
   }

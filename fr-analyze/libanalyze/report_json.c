@@ -4,6 +4,7 @@
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -434,6 +435,21 @@ static cJSON *input_obj(jctx *j)
   for (uint32_t i = 0; found && i < a->nranks; i++) push(j, found, num(j, a->ranks[i].global_rank));
   add(j, o, "ranks_found", found);
   add(j, o, "ranks_missing", ranks(j, &a->ranks_missing));
+  cJSON *ann = chk(j, cJSON_CreateArray());
+  for (uint32_t i = 0; ann && i < a->nalive; i++) {
+    const frz_alive *x = &a->alive[i];
+    if (fa_alive_of(a, x->global_rank) != x) continue; /* another job's, or an older one */
+    cJSON *ao = chk(j, cJSON_CreateObject());
+    add(j, ao, "rank", num(j, x->global_rank));
+    add(j, ao, "pid", num(j, x->pid));
+    add(j, ao, "host", str(j, x->host));
+    add(j, ao, "time_ms", num(j, (double)(x->time_ns / 1000000u))); /* exact in a double */
+    int dumped = 0;
+    for (uint32_t k = 0; k < a->nranks && !dumped; k++) dumped = a->ranks[k].global_rank == x->global_rank;
+    add(j, ao, "dumped", chk(j, cJSON_CreateBool(dumped)));
+    push(j, ann, ao);
+  }
+  add(j, o, "announced", ann);
   add(j, o, "hosts", clocks_arr(j));
   cJSON *probs = chk(j, cJSON_CreateArray());
   for (uint32_t i = 0; probs && i < a->nproblems; i++) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -542,6 +543,21 @@ static void input_text(FILE *o, const fa_analysis *a)
   fprintf(o, "  ranks found:   %s\n", rset(&found, buf));
   fprintf(o, "  ranks missing: %s\n", rset(&a->ranks_missing, buf));
   fa_ranks_free(&found);
+  for (uint32_t i = 0; fa_alive_any(a) && i < a->ranks_missing.n && i < 16; i++) {
+    int32_t g = a->ranks_missing.v[i];
+    const frz_alive *x = fa_alive_of(a, g);
+    if (!x) {
+      fprintf(o, "    rank %d: never announced itself (no communicator with the recorder, or a clean exit)\n", g);
+      continue;
+    }
+    time_t t = (time_t)(x->time_ns / 1000000000u);
+    struct tm tm;
+    char when[32] = "?";
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(o, "    rank %d: announced itself at %s as pid %u on host %s; no clean exit, no dump\n", g, when,
+            x->pid, fa_sanitize(x->host[0] ? x->host : "?", safe, sizeof safe));
+  }
+  if (fa_alive_any(a) && a->ranks_missing.n > 16) fprintf(o, "    ... %u more\n", a->ranks_missing.n - 16);
   if (a->note) fprintf(o, "  note:          %s\n", fa_sanitize(a->note, safe, sizeof safe));
   if (!a->nproblems) {
     fputs("  problems:      none\n", o);

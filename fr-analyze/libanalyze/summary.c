@@ -53,6 +53,31 @@ static const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len)
   return buf;
 }
 
+/* Why ranks r left no dump, as the announcements tell (nothing when no
+ * process of the job announced itself): "; rank 5 was running (...)". */
+static void say_no_dump(const fa_analysis *a, const fa_ranks *r, sbuf *b)
+{
+  fa_ranks yes, no;
+  char p[200], host[FRZ_HOST_MAX * 4];
+  if (fa_alive_split(a, r, &yes, &no) != 0) {
+    b->oom = 1;
+    return;
+  }
+  const frz_alive *x = yes.n == 1 ? fa_alive_of(a, yes.v[0]) : NULL;
+  if (x)
+    sb_printf(b, "; %s was running and never exited cleanly (pid %u on host %s announced itself): killed, "
+              "or unable to write a dump", ranks_phrase(&yes, p, sizeof p), x->pid,
+              x->host[0] ? fa_sanitize(x->host, host, sizeof host) : "?");
+  else if (yes.n)
+    sb_printf(b, "; %s were running and never exited cleanly (their recorders announced them): killed, or "
+              "unable to write a dump", ranks_phrase(&yes, p, sizeof p));
+  if (no.n)
+    sb_printf(b, "; %s never announced %s: never created a communicator with the recorder loaded, or "
+              "exited cleanly", ranks_phrase(&no, p, sizeof p), no.n == 1 ? "itself" : "themselves");
+  fa_ranks_free(&yes);
+  fa_ranks_free(&no);
+}
+
 /* Are all of c's lagging members ones that left it (how 1) or whose process
  * ended with the op in flight (how 2)? */
 static int lagging_all(const fa_comm *c, int how)
@@ -441,7 +466,10 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       if (bad)
         sb_printf(b, "%s, whose dump could not be read (%s)", ranks_phrase(&v->lagging, p2, sizeof p2),
                   fa_sanitize(bad->message, msg, sizeof msg));
-      else if (v->lagging.n)
+      else if (v->lagging.n && fa_alive_any(a)) {
+        sb_printf(b, "%s, which left no dump", ranks_phrase(&v->lagging, p2, sizeof p2));
+        say_no_dump(a, &v->lagging, b);
+      } else if (v->lagging.n)
         sb_printf(b, "%s, which left no dump (dead, or could not write one)",
                   ranks_phrase(&v->lagging, p2, sizeof p2));
       else if (c->unformed && say_candidates(c, b))
@@ -566,7 +594,11 @@ int fa_verdict_summary(fa_analysis *a)
   case FA_STATUS_INCONCLUSIVE:
     if (!a->nframes) sb_printf(&b, "no usable dump");
     else if (!a->ncomms) sb_printf(&b, "the dumps hold no communicator");
-    else if (a->ranks_missing.n)
+    else if (a->ranks_missing.n && fa_alive_any(a)) {
+      sb_printf(&b, "no hang among the ranks that dumped, but %s left no dump (fr-dump --trigger DIR asks "
+                "every live rank)", ranks_phrase(&a->ranks_missing, p, sizeof p));
+      say_no_dump(a, &a->ranks_missing, &b);
+    } else if (a->ranks_missing.n)
       /* nothing stuck among the dumps read, but absent ranks may be behind */
       sb_printf(&b, "no hang among the ranks that dumped, but %s left no dump: dead, not asked "
                 "to dump (fr-dump --trigger DIR asks every rank), or not given here",

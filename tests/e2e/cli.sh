@@ -163,8 +163,10 @@ contains dump-hostile dump-hostile.out 'host "node?]0;owned?"'
 
 # ---- the trigger file ---------------------------------------------------------------------------
 mkdir live
-run trigger 0 "$FR_DUMP" --trigger live --reason "$(printf 'stuck at step 37\nreally\033[1m')"
+# nobody listens in an empty directory: the file is made, exit 1, and why
+run trigger 1 "$FR_DUMP" --trigger live --reason "$(printf 'stuck at step 37\nreally\033[1m')"
 contains trigger trigger.out "created live/TRIGGER"
+contains trigger trigger.err "fr-dump: no recorder has announced itself in this directory"
 checks=$((checks + 1))
 if [ ! -f live/TRIGGER ]; then
   fail "no live/TRIGGER"
@@ -175,8 +177,29 @@ else
   case $(ls -l live/TRIGGER) in -rw-------*) ;; *) fail "trigger mode: $(ls -l live/TRIGGER)" ;; esac
   [ "$(ls -A live | wc -l)" -eq 1 ] || fail "temporary files left: $(ls -A live)"
 fi
+# announcements (frz.md, "Announcements"): ALIVE JOB RANK WORLD PID HOST
+alive() {
+  printf 'flightrec-alive v1 job=%s rank=%s world=%s local_rank=0 pid=%s time_ns=%s000000000 trigger=1 host=%s\n' \
+    "$1" "$2" "$3" "$4" "$2" "$5" > "live/.fr-alive-$1-r0000$2-p$4"
+}
+sh -c 'exit 0' & dead=$!
+wait $dead
+here=$(hostname)
+alive jobA 0 4 "$dead" "$here"
+run trigger-gone 1 "$FR_DUMP" --trigger live
+contains trigger-gone trigger-gone.err "no recorder listens: the one process that announced itself here is no longer running"
+alive jobB 0 4 $$ "$here"
+alive jobB 1 4 $$ "$here"
+alive jobB 3 4 123 other-host
+printf 'flightrec-alive v2 garbage\n' > live/.fr-alive-junk
+run trigger-listeners 0 "$FR_DUMP" --trigger live
+contains trigger-listeners trigger-listeners.out "3 of the 4 ranks of job jobB watch this directory (ranks 0, 1, 3, on 2 hosts; rank 2 has not announced itself); older announcements of 1 other job; each dumps within about a second"
+alive jobB 2 4 $$ "$here"
+run trigger-all 0 "$FR_DUMP" --trigger live
+contains trigger-all trigger-all.out "all 4 ranks of job jobB watch this directory (ranks 0-3, on 2 hosts)"
+rm -f live/.fr-alive-*
 cp live/TRIGGER before
-run trigger-again 0 "$FR_DUMP" --trigger live
+run trigger-again 1 "$FR_DUMP" --trigger live
 contains trigger-again trigger-again.out "replaced live/TRIGGER"
 checks=$((checks + 1))
 ! cmp -s before live/TRIGGER || fail "an existing trigger file was not replaced (a new request must be newer)"

@@ -138,6 +138,22 @@ for r in 0 1 3; do
   [ "$(grep -c '^comm [24] \[.*aborted' "$FR_TMP/last$r")" = 2 ] || fail "r-watchdog-abort: rank $r: comms not flagged aborted"
 done
 status "$FR_TMP/r-watchdog-abort" 2 killed
+# the announcements (frz.md, "Announcements"): the three that exited removed
+# theirs; rank 2, killed, left its own, with its pid; without rank 2's dumps
+# fr-analyze says it was running and never exited cleanly
+rwa="$FR_TMP/r-watchdog-abort"
+pid2=$(sed -n 's/^rank=2 pid=\([0-9]*\) .*/\1/p' "$rwa/launch.log")
+left=$(cd "$rwa/dumps" && ls -A | grep '^\.fr-alive-' | tr '\n' ' ')
+case "$left" in
+  ".fr-alive-"*"-r00002-p$pid2 ") ;;
+  *) fail "r-watchdog-abort: expected rank 2's announcement alone, found: $left" ;;
+esac
+grep -q "^flightrec-alive v1 job=[^ ]* rank=2 world=4 local_rank=2 pid=$pid2 time_ns=[0-9]* trigger=1 host=" \
+  "$rwa/dumps/${left% }" 2>/dev/null || fail "r-watchdog-abort: announcement: $(cat "$rwa/dumps/.fr-alive-"*)"
+mkdir "$FR_TMP/no2" && cp "$rwa/dumps/"*.frz "$rwa/dumps/".fr-alive-* "$FR_TMP/no2/" && rm "$FR_TMP/no2/"*-r00002-f*.frz
+"$FR_ANALYZE" "$FR_TMP/no2" > "$FR_TMP/no2.txt"
+grep -q "rank 2 was running and never exited cleanly (pid $pid2 on host" "$FR_TMP/no2.txt" ||
+  { cat "$FR_TMP/no2.txt" >&2; fail "r-watchdog-abort: the verdict without rank 2's dumps does not use its announcement"; }
 rank_facts "$FR_TMP/r-watchdog-abort" 2 > "$FR_TMP/f2"
 grep -qx 'trigger file' "$FR_TMP/f2" || { cat "$FR_TMP/f2" >&2; fail "r-watchdog-abort: rank 2 did not dump on the trigger file"; }
 ! grep -q '^Comm\(Abort\|Destroy\)' "$FR_TMP/f2" || fail "r-watchdog-abort: rank 2 ended a comm"

@@ -145,5 +145,37 @@ if LC_ALL=C grep -q "$(printf '\033')" corrupt.out; then
   fail "corrupt: an escape reached the screen"
 fi
 
+# Text cut at the screen's edge ends at a word, with " ...", never mid-word
+# (the detail pane's trigger and proxy lines, the problems, the info lines)
+run narrow-words 1 "$FR_TUI" --batch --cols 60 --rows 20 dumps/c1
+checks=$((checks + 1))
+grep -q '^last enqueued 36  started 36  completed 36  retained \.\.\.$' narrow-words.out ||
+  fail "narrow-words: the detail line is not cut at a word: $(grep '^last enqueued' narrow-words.out)"
+
+# The stack pane (key t) takes the rows the timeline leaves empty: with room
+# for them, every frame of the rank's stack, no "... more frames" line; on a
+# short screen, its 8 lines end in that line.  A live job (the simulator),
+# whose dumps carry the threads' stacks.
+if [ -n "${FR_RUN_SCENARIO:-}" ] && "$FR_RUN_SCENARIO" --no-analyze \
+     "$FR_SRCDIR/tests/scenarios/r-watchdog-destroy.scn" live-stacks >/dev/null 2>&1; then
+  last=$(ls live-stacks/dumps/*-r00002-f*.frz | tail -1)
+  nfr=$("$FR_DUMP" "$last" | sed -n '/^  thread .* main/,/^  thread /p' | grep -c '^    #')
+  run stacks-tall 1 "$FR_TUI" --batch --stacks --rank 2 --rows 50 live-stacks/dumps
+  checks=$((checks + 1))
+  got=$(grep -c '^  #' stacks-tall.out)
+  if [ "$nfr" -le 30 ]; then
+    [ "$got" = "$nfr" ] && ! grep -q 'more frames' stacks-tall.out ||
+      fail "stacks-tall: $got of the $nfr frames shown: $(cat stacks-tall.out)"
+  fi
+  run stacks-short 1 "$FR_TUI" --batch --stacks --rank 2 --rows 24 live-stacks/dumps
+  checks=$((checks + 1))
+  if [ "$nfr" -gt 7 ]; then
+    grep -q "^  \.\.\. $((nfr - 6)) more frames" stacks-short.out ||
+      fail "stacks-short: no '... $((nfr - 6)) more frames' in $(cat stacks-short.out)"
+  fi
+else
+  fail "run-scenario r-watchdog-destroy failed"
+fi
+
 echo "tui.sh: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -62,6 +62,9 @@ for s in "$py"/c1 "$py"/c5 "$py"/h200-timeout; do
   vg "$b.tui" "$FR_TUI" --batch "$s"
 done
 mkdir -m 700 "$FR_TMP/live"
+# one announcement of a live process (this shell), so that somebody listens
+printf 'flightrec-alive v1 job=vg rank=0 world=1 local_rank=0 pid=%s time_ns=1 trigger=1 host=%s\n' \
+  $$ "$(hostname)" > "$FR_TMP/live/.fr-alive-vg-r00000-p$$"
 memcheck trigger "$FR_DUMP" --trigger "$FR_TMP/live" --reason "valgrind"
 [ "$got" -eq 0 ] && [ -f "$FR_TMP/live/TRIGGER" ] || fail "fr-dump --trigger made no trigger file under valgrind"
 echo "valgrind: $n tool runs memcheck-clean"

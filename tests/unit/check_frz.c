@@ -1869,6 +1869,58 @@ START_TEST(test_dump_filename)
 }
 END_TEST
 
+/* Announcements (frz.md, "Announcements"): name, line, parse and refusals. */
+START_TEST(test_alive_roundtrip)
+{
+  frz_alive a = {.global_rank = 5, .world_size = 8, .local_rank = 1, .pid = 4242,
+                 .time_ns = 1796159094511299370ull, .watches_trigger = 1};
+  strcpy(a.job_id, "slurm 17/x");
+  strcpy(a.host, "node-3");
+  char line[FRZ_ALIVE_MAX], name[128];
+  int n = frz_alive_format(&a, line, sizeof line);
+  ck_assert_int_gt(n, 0);
+  ck_assert_str_eq(line, "flightrec-alive v1 job=slurm_17_x rank=5 world=8 local_rank=1 pid=4242 "
+                         "time_ns=1796159094511299370 trigger=1 host=node-3\n");
+  ck_assert_int_gt(frz_alive_filename(name, sizeof name, "slurm:17", 5, 4242), 0);
+  ck_assert_str_eq(name, ".fr-alive-slurm_17-r00005-p4242");
+  ck_assert(frz_alive_is_name(name));
+  ck_assert(!frz_alive_is_name("..fr-alive-x.tmp.1.2"));
+  ck_assert(!frz_alive_is_name("slurm-r00005-f0000.frz"));
+  frz_alive b;
+  frz_error e;
+  ck_assert_int_eq(frz_alive_parse(line, (size_t)n, "f", &b, &e), FRZ_OK);
+  ck_assert_str_eq(b.job_id, "slurm_17_x");
+  ck_assert_str_eq(b.host, "node-3");
+  ck_assert_int_eq(b.global_rank, 5);
+  ck_assert_int_eq(b.world_size, 8);
+  ck_assert_int_eq(b.local_rank, 1);
+  ck_assert_uint_eq(b.pid, 4242);
+  ck_assert(b.time_ns == 1796159094511299370ull);
+  ck_assert_int_eq(b.watches_trigger, 1);
+  char job[FRZ_JOB_MAX];
+  frz_alive_job(job, sizeof job, "slurm 17/x");
+  ck_assert_str_eq(job, b.job_id);
+  /* unknown rank, no trigger field (read as watching) */
+  const char *old = "flightrec-alive v1 job=- rank=-1 world=-1 local_rank=-1 pid=1 time_ns=0 host=-\n";
+  ck_assert_int_eq(frz_alive_parse(old, strlen(old), "f", &b, &e), FRZ_OK);
+  ck_assert_int_eq(b.global_rank, -1);
+  ck_assert_str_eq(b.job_id, "");
+  ck_assert_int_eq(b.watches_trigger, 1);
+  const char *bad[] = {
+    "flightrec-alive v1 job=j rank=1 world=2 local_rank=0 pid=1 time_ns=5 host=h",   /* no newline */
+    "flightrec-alive v2 job=j rank=1 world=2 local_rank=0 pid=1 time_ns=5 host=h\n", /* version */
+    "flightrec-alive v1 job=j rank=x world=2 local_rank=0 pid=1 time_ns=5 host=h\n", /* rank */
+    "flightrec-alive v1 job=j rank=1 world=2 local_rank=0 pid=-1 time_ns=5 host=h\n",/* pid */
+    "flightrec-alive v1 job=j rank=1 world=2 local_rank=0 time_ns=5 host=h\n",       /* no pid */
+    "flightrec-alive v1 rank=1 world=2 local_rank=0 pid=1 time_ns=5 host=h\n",       /* no job */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(frz_alive_parse(bad[i], strlen(bad[i]), "dir/.fr-alive-x", &b, &e), FRZ_E_CORRUPT);
+    ck_assert_msg(strncmp(e.msg, "dir/.fr-alive-x: at byte 0: ", 28) == 0, "%s", e.msg);
+  }
+}
+END_TEST
+
 /* ---- the suite ---------------------------------------------------------------------------------------------- */
 
 static Suite *frz_suite(void)
@@ -1920,6 +1972,7 @@ static Suite *frz_suite(void)
   tcase_add_test(n, test_dtype_names);
   tcase_add_test(n, test_other_names);
   tcase_add_test(n, test_dump_filename);
+  tcase_add_test(n, test_alive_roundtrip);
   suite_add_tcase(s, n);
   return s;
 }

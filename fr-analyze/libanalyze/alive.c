@@ -1,0 +1,55 @@
+/* alive.c — what the recorders' announcements say of the ranks that left
+ * no dump (frz.md, "Announcements").  A recording process keeps one in its
+ * dump directory from its first communicator to its clean exit, so a rank
+ * without a dump whose announcement is there was running and ended without
+ * a clean exit (killed, or hung where it could not write); one without,
+ * in a directory where others of its job announced themselves, never
+ * created a communicator with the recorder loaded, or exited cleanly. */
+#include "config.h"
+
+#include <string.h>
+
+#include "internal.h"
+
+/* Is x of the job analysed?  (Its job id is written with some characters
+ * replaced: compare it with the dumps' one written alike.) */
+static int of_job(const fa_analysis *a, const frz_alive *x)
+{
+  char job[FRZ_JOB_MAX];
+  frz_alive_job(job, sizeof job, a->job_id);
+  return strcmp(x->job_id, job) == 0;
+}
+
+const frz_alive *fa_alive_of(const fa_analysis *a, int32_t g)
+{
+  const frz_alive *best = NULL;
+  for (uint32_t i = 0; i < a->nalive; i++) {
+    const frz_alive *x = &a->alive[i];
+    if (x->global_rank != g || !of_job(a, x)) continue;
+    if (!best || x->time_ns > best->time_ns) best = x;
+  }
+  return best;
+}
+
+int fa_alive_any(const fa_analysis *a)
+{
+  for (uint32_t i = 0; i < a->nalive; i++)
+    if (of_job(a, &a->alive[i])) return 1;
+  return 0;
+}
+
+int fa_alive_split(const fa_analysis *a, const fa_ranks *r, fa_ranks *announced, fa_ranks *silent)
+{
+  uint32_t c1 = 0, c2 = 0;
+  memset(announced, 0, sizeof *announced);
+  memset(silent, 0, sizeof *silent);
+  if (!fa_alive_any(a)) return 0;
+  for (uint32_t i = 0; i < r->n; i++)
+    if (fa_ranks_push(fa_alive_of(a, r->v[i]) ? announced : silent, fa_alive_of(a, r->v[i]) ? &c1 : &c2,
+                      r->v[i])) {
+      fa_ranks_free(announced);
+      fa_ranks_free(silent);
+      return -1;
+    }
+  return 0;
+}
