@@ -68,8 +68,10 @@ enum {
   FRZ_RF_SIMULATED = 1u << 5,      /* issued in a group ended by ncclGroupSimulateEnd: never ran */
   FRZ_RF_GROUP_OPEN = 1u << 6,     /* issued in a group whose ncclGroupEnd had not been called at
                                       dump time: never launched (since 1.3) */
-  FRZ_RF_ABORTED = 1u << 7         /* in flight when this process called ncclCommAbort on its comm:
+  FRZ_RF_ABORTED = 1u << 7,        /* in flight when this process called ncclCommAbort on its comm:
                                       it never completed, whatever its events said after (since 1.3) */
+  FRZ_RF_GPU_TIMED = 1u << 8       /* start and completion are when the GPU passed the op's CUDA
+                                      events (timing events), not when a poll saw it (since 1.3) */
 };
 
 /* Trigger reasons (process header) */

@@ -193,6 +193,7 @@ static void record(FILE *o, const fd_input *in, size_t i, const frz_record *r, u
     ts(o, realtime(d, r->t_complete_ns), base);
   }
   if (!done) fputs(",\"unfinished\":true", o);
+  if (r->flags & FRZ_RF_GPU_TIMED) fputs(",\"gpu_timed\":true", o); /* times the GPU's, not a poll's */
   fputs("}}", o);
 }
 

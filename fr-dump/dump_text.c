@@ -68,7 +68,7 @@ const char *const fd_comm_flag_names[FD_NCOMM_FLAGS] = {"init_failed", "destroye
                                                        "revoked",     "finalized",   "shrink"};
 const char *const fd_rec_flag_names[FD_NREC_FLAGS] = {"group",   "graph",   "profiler",
                                                      "untracked", "in_call", "simulated", "group_open",
-                                                     "aborted"};
+                                                     "aborted", "gpu_timed"};
 const char *const fd_thread_flag_names[FD_NTHREAD_FLAGS] = {"main", "in_nccl", "truncated", "dumper",
                                                            "last_nccl"};
 

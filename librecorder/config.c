@@ -94,6 +94,7 @@ void fr_config_load(fr_config *c) {
   c->frame_interval_sec = env_uint("FR_FRAME_INTERVAL_SEC", 10, 1, 86400);
   c->max_frames = env_uint("FR_MAX_FRAMES", 3, 1, 1000);
   c->track_completion = env_bool("FR_TRACK_COMPLETION", 1);
+  c->gpu_timing = env_bool("FR_GPU_TIMING", 1);
   c->dump_signal = env_signal("FR_DUMP_SIGNAL", SIGUSR2, "SIGUSR2");
   c->dump_on_exit = env_bool("FR_DUMP_ON_EXIT", 0);
   c->dump_on_crash = env_bool("FR_DUMP_ON_CRASH", 1);

@@ -213,7 +213,9 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   uint32_t nst = 0, npy = 0; /* every thread's stack first: the state the records end in */
   frz_stack *stk = fr_g.cfg.stacks ? fr_stacks_collect(&nst) : NULL;
   scan_state st = {0}; /* the latest word from the events, e.g. at exit */
-  fr_scan_completion(&st, fr_now_ns());
+  /* GPU times only on the watchdog thread: the reference makes a context
+   * current on the calling thread, never to be done on the job's own */
+  fr_scan_completion(&st, fr_now_ns(), fr_on_watchdog_thread());
   uint64_t first = 0;
   uint64_t n = fr_ring_snapshot(&fr_g.ring, snap, &first);
   for (uint64_t k = 0; k < n; k++) /* unstamped records were cut short by the dump */

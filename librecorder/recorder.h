@@ -34,6 +34,7 @@ typedef struct fr_config {
   uint32_t frame_interval_sec; /* FR_FRAME_INTERVAL_SEC (default 10) */
   uint32_t max_frames;         /* FR_MAX_FRAMES (default 3) */
   int track_completion;        /* FR_TRACK_COMPLETION (default 1) */
+  int gpu_timing;              /* FR_GPU_TIMING (default 1): timing events, GPU-side times */
   int dump_signal;             /* FR_DUMP_SIGNAL (default SIGUSR2; 0 = none) */
   int dump_on_exit;            /* FR_DUMP_ON_EXIT (default 0) */
   int dump_on_crash;           /* FR_DUMP_ON_CRASH (default 1): SIGSEGV/SIGABRT/SIGBUS */
@@ -115,6 +116,12 @@ FR_HIDDEN int fr_cuda_capturing(cudaStream_t stream);
 FR_HIDDEN int fr_cuda_mark(fr_slot *s, int which, cudaStream_t stream);
 /* Query the slot's event: 1 passed, 0 not yet, -1 error. */
 FR_HIDDEN int fr_cuda_passed(fr_slot *s, int which);
+/* When the GPU passed event `which` of slot s (already seen passed), in
+ * CLOCK_MONOTONIC ns: its elapsed time to a reference event recorded on a
+ * private stream of its context once per scan number `scan`, whose host
+ * time is known to a few microseconds.  0 when unknown (timing off, no
+ * reference in time, a driver error).  Watchdog thread only. */
+FR_HIDDEN uint64_t fr_cuda_gpu_time(fr_slot *s, int which, uint64_t scan);
 
 /* ---- global state (recorder.c) ---------------------------------------- */
 typedef struct fr_global {
@@ -232,10 +239,12 @@ typedef struct scan_state {
 } scan_state;
 /* Stamp start/completion of pending records from their events (the
  * watchdog each poll; a dump just before its snapshot). */
-FR_HIDDEN void fr_scan_completion(scan_state *st, uint64_t now);
+FR_HIDDEN void fr_scan_completion(scan_state *st, uint64_t now, int gpu);
 /* Record `id` in slot s moved on to what its CUDA events show; its state. */
-FR_HIDDEN uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now);
+FR_HIDDEN uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now, uint64_t scan);
 FR_HIDDEN int fr_watchdog_start(void);
+/* Is the calling thread the watchdog's? */
+FR_HIDDEN int fr_on_watchdog_thread(void);
 /* Chain a best-effort dump in front of the fatal signals' handlers (crash.c). */
 FR_HIDDEN void fr_crash_handlers_install(void);
 FR_HIDDEN void fr_watchdog_stop(void);

@@ -27,7 +27,7 @@ static void mark_aborted(const fr_comm *c) {
     /* what the device did before the abort, stamped now (the watchdog's
      * next scan would have, but it skips aborted records): done ops are not
      * abandoned, started ones show that they ran */
-    if (fr_stamp_from_events(s, id, fr_now_ns()) == FRZ_STATE_COMPLETED) continue;
+    if (fr_stamp_from_events(s, id, fr_now_ns(), 0) == FRZ_STATE_COMPLETED) continue;
     fr_rec_flags_set(s, FRZ_RF_ABORTED, 0);
   }
 }

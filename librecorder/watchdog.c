@@ -20,12 +20,13 @@
 
 #define TRIGGER_POLL_NS UINT64_C(1000000000)
 
-/* Stamp `now` into a time field of the record `id` in slot s, but never
- * earlier than its enqueue or start (it may have been enqueued after `now`
- * was read); taken back if the slot was reused meanwhile, since the new
- * record in it is not ours to stamp. */
-static void stamp(fr_slot *s, uint64_t id, uint64_t *field, uint64_t now) {
-  uint64_t t = now, t0 = __atomic_load_n(&s->rec.t_enqueue_ns, __ATOMIC_RELAXED);
+/* Stamp a time into a time field of the record `id` in slot s: `gpu` (when
+ * the GPU passed the event) if known and not after `now`, else `now`; but
+ * never earlier than its enqueue or start (it may have been enqueued after
+ * `now` was read); taken back if the slot was reused meanwhile, since the
+ * new record in it is not ours to stamp. */
+static void stamp(fr_slot *s, uint64_t id, uint64_t *field, uint64_t now, uint64_t gpu) {
+  uint64_t t = gpu && gpu <= now ? gpu : now, t0 = __atomic_load_n(&s->rec.t_enqueue_ns, __ATOMIC_RELAXED);
   uint64_t t1 = __atomic_load_n(&s->rec.t_start_ns, __ATOMIC_RELAXED);
   if (t0 > t) t = t0;
   if (field != &s->rec.t_start_ns && t1 > t) t = t1;
@@ -35,19 +36,25 @@ static void stamp(fr_slot *s, uint64_t id, uint64_t *field, uint64_t now) {
 }
 
 /* Move record `id` in slot s on to what its CUDA events show (started, then
- * completed), stamping `now`; returns its state then.  Only what the events
- * showed: the profiler plugin may move it too. */
-uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now) {
+ * completed), stamping `now`, or with `scan` (the watchdog's scan number,
+ * 0 elsewhere) the GPU's time of the events; returns its state then.  Only
+ * what the events showed: the profiler plugin may move it too.  GPU_TIMED
+ * says both times are the GPU's. */
+uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now, uint64_t scan) {
   frz_record *r = &s->rec;
   uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
   uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
   if (flags & FRZ_RF_NO_TRACKING) return state;
   if (state == FRZ_STATE_ENQUEUED && fr_cuda_passed(s, 0) == 1) {
-    stamp(s, id, &r->t_start_ns, now);
+    uint64_t g = scan ? fr_cuda_gpu_time(s, 0, scan) : 0;
+    stamp(s, id, &r->t_start_ns, now, g);
+    if (g && g <= now) fr_rec_flags_set(s, FRZ_RF_GPU_TIMED, 0);
     state = FRZ_STATE_STARTED;
   }
   if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
-    stamp(s, id, &r->t_complete_ns, now);
+    uint64_t g = scan ? fr_cuda_gpu_time(s, 1, scan) : 0;
+    stamp(s, id, &r->t_complete_ns, now, g);
+    if (!g || g > now) fr_rec_flags_set(s, 0, FRZ_RF_GPU_TIMED);
     state = FRZ_STATE_COMPLETED;
   }
   if (fr_ring_get(&fr_g.ring, id) == s && state != seen) fr_rec_state_advance(s, state);
@@ -55,7 +62,9 @@ uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now) {
 }
 
 /* Stamp start/completion of pending records; find the oldest pending one. */
-void fr_scan_completion(scan_state *st, uint64_t now) {
+void fr_scan_completion(scan_state *st, uint64_t now, int gpu) {
+  static _Atomic uint64_t scans; /* one GPU reference per context per scan */
+  uint64_t scan = gpu ? atomic_fetch_add(&scans, 1) + 1 : 0;
   fr_ring *ring = &fr_g.ring;
   uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
   if (head > ring->capacity && st->from < head - ring->capacity) st->from = head - ring->capacity;
@@ -76,7 +85,7 @@ void fr_scan_completion(scan_state *st, uint64_t now) {
       if (contiguous) st->from = id + 1;
       continue;
     }
-    state = fr_stamp_from_events(s, id, now);
+    state = fr_stamp_from_events(s, id, now, scan);
     if (state == FRZ_STATE_COMPLETED && seen != FRZ_STATE_COMPLETED) st->completed++;
     int done = state == FRZ_STATE_COMPLETED || state == FRZ_STATE_FAILED ||
                ((flags & FRZ_RF_NO_TRACKING) && !(flags & FRZ_RF_IN_CALL));
@@ -195,8 +204,13 @@ static void step_episode(episode *ep, const scan_state *st, int req, uint64_t no
   }
 }
 
+static __thread int watchdog_thread; /* set on the watchdog thread alone */
+
+int fr_on_watchdog_thread(void) { return watchdog_thread; }
+
 static void *watchdog_main(void *arg) {
   (void)arg;
+  watchdog_thread = 1;
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
@@ -218,7 +232,7 @@ static void *watchdog_main(void *arg) {
     uint64_t now = fr_now_ns();
     if (last_poll && now - last_poll > stall_ns) stall_end_ns = now;
     last_poll = now;
-    fr_scan_completion(&st, now);
+    fr_scan_completion(&st, now, 1);
     int req = atomic_exchange(&fr_g.dump_request, 0);
     if (req == FRZ_TRIGGER_CRASH) { /* always, whatever the episode */
       episode crash = ep;

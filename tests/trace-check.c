@@ -1,14 +1,17 @@
 /* trace-check — check a Chrome Trace Event Format document from
  * `fr-dump --format=chrome-trace`:
  *
- *   trace-check TRACE.json NRANKS OPNAME RANKS
+ *   trace-check [--timed] TRACE.json NRANKS OPNAME RANKS
  *
  * It must parse as JSON with a traceEvents array; name NRANKS processes
  * (ranks), each with at least one named track; every event must be a
  * metadata (M), complete (X), begin (B) or instant (i) event with a time;
  * the complete slices of each track must nest (no partial overlap); and the
  * unfinished slices (B without E) named OPNAME must be on exactly the ranks
- * listed in RANKS (comma-separated, e.g. 0,1,2,3,4,6,7).
+ * listed in RANKS (comma-separated, e.g. 0,1,2,3,4,6,7).  --timed: the
+ * slices whose times are the GPU's (args.gpu_timed) last more than zero,
+ * follow each other on their track in seq order (the order one stream ran
+ * them), and every rank has some.
  * Exit status: 0 ok, 1 a check failed (each failure printed), 2 bad usage
  * or unreadable input. */
 #include "config.h"
@@ -19,7 +22,8 @@
 #include <string.h>
 
 typedef struct slice {
-  double pid, tid, ts, end;
+  double pid, tid, ts, end, seq;
+  int timed;
 } slice;
 
 static int failures;
@@ -76,10 +80,35 @@ static void check_nesting(slice *s, size_t n)
   }
 }
 
+/* --timed: GPU-timed slices non-empty, in seq order on each track (sorted by
+ * check_nesting), on every one of nranks ranks. */
+static void check_timed(const slice *s, size_t n, int nranks)
+{
+  int ranks[4096] = {0};
+  double last_seq = -1, lp = -1, lt = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (!s[i].timed) continue;
+    char d[160];
+    snprintf(d, sizeof d, "rank %.0f track %.0f seq %.0f at %.3f us", s[i].pid, s[i].tid, s[i].seq, s[i].ts);
+    if (s[i].end <= s[i].ts) fail("a GPU-timed slice of zero length: ", d);
+    if (s[i].pid == lp && s[i].tid == lt && s[i].seq <= last_seq) fail("GPU-timed slices out of seq order: ", d);
+    lp = s[i].pid, lt = s[i].tid, last_seq = s[i].seq;
+    if (s[i].pid >= 0 && s[i].pid < 4096) ranks[(int)s[i].pid] = 1;
+  }
+  for (int r = 0; r < nranks && r < 4096; r++)
+    if (!ranks[r]) {
+      char d[32];
+      snprintf(d, sizeof d, "%d", r);
+      fail("no GPU-timed slice on rank ", d);
+    }
+}
+
 int main(int argc, char **argv)
 {
+  int timed = argc > 1 && !strcmp(argv[1], "--timed");
+  if (timed) argc--, argv++;
   if (argc != 5) {
-    fputs("usage: trace-check TRACE.json NRANKS OPNAME RANKS\n", stderr);
+    fputs("usage: trace-check [--timed] TRACE.json NRANKS OPNAME RANKS\n", stderr);
     return 2;
   }
   char *text = read_all(argv[1]);
@@ -127,7 +156,13 @@ int main(int argc, char **argv)
     }
     if (!strcmp(ph, "X")) {
       if (!cJSON_IsNumber(dur) || dur->valuedouble < 0) fail("complete event without a duration: ", name);
-      else sl[ns++] = (slice){pid->valuedouble, tid->valuedouble, ts->valuedouble, ts->valuedouble + dur->valuedouble};
+      else {
+        cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        cJSON *seq = cJSON_GetObjectItemCaseSensitive(args, "seq");
+        sl[ns++] = (slice){pid->valuedouble, tid->valuedouble, ts->valuedouble, ts->valuedouble + dur->valuedouble,
+                           cJSON_IsNumber(seq) ? seq->valuedouble : -1,
+                           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "gpu_timed"))};
+      }
     } else if (!strcmp(ph, "B")) {
       if (!strcmp(name, argv[3]) && rank >= 0) got[rank]++;
     } else if (strcmp(ph, "i") != 0) {
@@ -149,6 +184,7 @@ int main(int argc, char **argv)
     fail("ranks in the trace: ", d);
   }
   check_nesting(sl, ns);
+  if (timed) check_timed(sl, ns, nranks);
   free(sl);
   cJSON_Delete(doc);
   return failures ? 1 : 0;

@@ -2,7 +2,9 @@
  *
  * The recorder never links libcuda: it dlopen()s "libcuda.so.1" at run time
  * and resolves these symbols by the names listed here (the exported ABI
- * names, e.g. cuEventDestroy_v2, which cuda.h maps cuEventDestroy to).  The
+ * names, e.g. cuEventDestroy_v2, which cuda.h maps cuEventDestroy to;
+ * cuEventElapsedTime_v2 is CUDA 12.8's, and the recorder falls back to the
+ * older cuEventElapsedTime, same prototype, where a driver lacks it).  The
  * simulator's libcuda.so.1 (tests/sim) exports the same symbols.  Values and
  * prototypes are facts of CUDA 13.0's cuda.h, checked against it at compile
  * time by tests/unit/check_cuda_decls.c where it is installed.
@@ -32,10 +34,12 @@
   X(cuInit, (unsigned int Flags)) \
   X(cuDriverGetVersion, (int *driverVersion)) \
   X(cuCtxGetCurrent, (CUcontext *pctx)) \
+  X(cuCtxSetCurrent, (CUcontext ctx)) \
   X(cuEventCreate, (CUevent *phEvent, unsigned int Flags)) \
   X(cuEventRecord, (CUevent hEvent, CUstream hStream)) \
   X(cuEventQuery, (CUevent hEvent)) \
   X(cuEventDestroy_v2, (CUevent hEvent)) \
+  X(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd)) \
   X(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus)) \
   X(cuStreamCreate, (CUstream *phStream, unsigned int Flags)) \
   X(cuStreamSynchronize, (CUstream hStream)) \

@@ -8,7 +8,8 @@
 #     in the same process, alternating, REPS repetitions of ITERS calls; NCCL
 #     is tests/bench's libnccl.so.2, whose calls return at once.  With
 #     completion tracking off (FR_TRACK_COMPLETION=0) and on (the simulator's
-#     libcuda events, two per call).  The same program without the preload
+#     libcuda events, two per call), with the events' timing (FR_GPU_TIMING,
+#     the default) and without.  The same program without the preload
 #     gives the cost of a bare call.  Also the cost of FR_BACKTRACE=8 (a
 #     stack per record), tracking off.
 #  2. Dump of a full ring: tests/bench/fr-bench-dump fills the default ring
@@ -55,7 +56,9 @@ for op in AllReduce Send; do
     fail "fr-bench calls $op (tracking off)"
   res[$op.on]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=1 preloaded "$bench/fr-bench" calls $op "$track_iters" "$reps") ||
     fail "fr-bench calls $op (tracking on)"
-  for k in off on; do
+  res[$op.on0]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=1 FR_GPU_TIMING=0 preloaded "$bench/fr-bench" calls $op \
+    "$track_iters" "$reps") || fail "fr-bench calls $op (tracking on, FR_GPU_TIMING=0)"
+  for k in off on on0; do
     [ "$(field recorder "${res[$op.$k]}")" = 1 ] || fail "the recorder was not interposed (tracking $k)"
   done
 done
@@ -101,6 +104,10 @@ for op in AllReduce Send; do
   add_med=$(sub "$(field wrapped_med "$o")" "$(field direct_med "$o")")
   add_min=$(sub "$(field wrapped_min "$o")" "$(field direct_min "$o")")
   row "nccl$op, added, tracking on, simulator events (ns)" "$add_med" "$add_min" "-"
+  o=${res[$op.on0]}
+  add_med=$(sub "$(field wrapped_med "$o")" "$(field direct_med "$o")")
+  add_min=$(sub "$(field wrapped_min "$o")" "$(field direct_min "$o")")
+  row "nccl$op, added, tracking on, FR_GPU_TIMING=0 (ns)" "$add_med" "$add_min" "-"
 done
 add_med=$(sub "$(field wrapped_med "${res[bt]}")" "$(field direct_med "${res[bt]}")")
 add_min=$(sub "$(field wrapped_min "${res[bt]}")" "$(field direct_min "${res[bt]}")")
@@ -119,6 +126,6 @@ echo
 echo "calls: $reps repetitions of $iters calls ($track_iters with tracking on); dumps: $ndumps, the first is frame 0"
 echo "slowest dump: $(field ms_max "$dsum") ms; raw results in $out"
 {
-  for op in AllReduce Send; do printf '%s\n' "${res[$op.none]}" "${res[$op.off]}" "${res[$op.on]}"; done
+  for op in AllReduce Send; do printf '%s\n' "${res[$op.none]}" "${res[$op.off]}" "${res[$op.on]}" "${res[$op.on0]}"; done
   printf '%s\n' "${res[bt]}" "$dumps" "$rss_none" "$rss_off" "$rss_on"
 } >"$out/results.txt"

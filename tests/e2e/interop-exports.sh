@@ -99,4 +99,20 @@ sed 's/"status":[^,]*/"status": "bogus"/' analysis.json > broken.json
 "$SCHEMA_CHECK" "$AS" broken.json > broken.out
 [ $? -eq 1 ] || fail "the schema check accepted a bogus status"
 grep -q 'verdict.status: value not in enum' broken.out || fail "the schema check's message"
+# GPU-side durations (FR_GPU_TIMING, default on): in a live job on the
+# simulator, whose CUDA events keep the time its streams passed them, the
+# completed ops are slices of non-zero length in the order each stream ran
+# them; with FR_GPU_TIMING=0 the times are the watchdog's polls again and
+# the same check fails (no slice is GPU-timed).
+for timing in 1 0; do
+  printf '%s\n' 'world 4' 'steps 12' 'env FR_TIMEOUT_SEC=1' "env FR_GPU_TIMING=$timing" 'time-limit 20' \
+    'allreduce world count=65536 id=ar' 'broadcast world count=65536' 'allgather world count=16384' \
+    'fault rank=2 step=10 op=ar stop' > timed$timing.scn
+  "$FR_RUN_SCENARIO" --no-analyze timed$timing.scn timed$timing > /dev/null 2>&1 || fail "run-scenario timed$timing.scn"
+  expect_exit 0 "$FR_DUMP" --format=chrome-trace -o timed$timing.json timed$timing/dumps
+done
+"$TRACE_CHECK" --timed timed1.json 4 "AllReduce seq 28" 0,1,3 || fail "GPU-timed trace of a live job"
+"$TRACE_CHECK" --timed timed0.json 4 "AllReduce seq 28" 0,1,3 > timed0.out && fail "FR_GPU_TIMING=0 still timed by the GPU"
+grep -q "no GPU-timed slice on rank 0" timed0.out || fail "FR_GPU_TIMING=0: $(cat timed0.out)"
+
 echo "interop exports: ok ($n analyses validated)"

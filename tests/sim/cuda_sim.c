@@ -4,7 +4,10 @@
  * A stream is a worker thread with a FIFO queue of host functions (see
  * sim.h).  An event is recorded by queueing a marker behind the work already
  * on the stream; it is complete once the worker has run the marker of its
- * latest record (a never-recorded event is complete).  Device memory is host
+ * latest record (a never-recorded event is complete); a timing event (not
+ * CU_EVENT_DISABLE_TIMING) keeps the CLOCK_MONOTONIC time its marker ran,
+ * which cuEventElapsedTime(_v2) subtracts, so the simulated GPU's clock is
+ * the host's.  Contexts: one, whatever is made current.  Device memory is host
  * memory.  After fork() the child keeps every stream object but with an empty
  * queue and no worker; one is started again on the next enqueue.
  */
@@ -17,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim.h"
 
@@ -44,7 +48,9 @@ struct CUstream_st {
 struct CUevent_st {
   _Atomic uint64_t recorded;    /* generation of the latest record */
   _Atomic uint64_t reached;     /* highest generation whose marker ran */
+  _Atomic uint64_t reached_ns;  /* CLOCK_MONOTONIC when it ran; 0 never */
   _Atomic int refs;             /* the handle + pending markers */
+  unsigned flags;               /* CU_EVENT_* of its creation */
 };
 
 struct sim_marker {
@@ -256,6 +262,11 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
   return CUDA_SUCCESS;
 }
 
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+  return !ctx || ctx == &g_context ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
   if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
@@ -344,6 +355,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
   if (!e)
     return CUDA_ERROR_NOT_SUPPORTED;
   atomic_init(&e->refs, 1);
+  e->flags = Flags;
   *phEvent = e;
   return CUDA_SUCCESS;
 }
@@ -352,6 +364,9 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 static void sim_marker_run(void *arg)
 {
   struct sim_marker *m = arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  atomic_store(&m->event->reached_ns, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
   uint64_t cur = atomic_load(&m->event->reached);
   while (cur < m->gen && !atomic_compare_exchange_weak(&m->event->reached, &cur, m->gen))
     ;
@@ -369,6 +384,18 @@ CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
   m->event = hEvent;
   m->gen = atomic_fetch_add(&hEvent->recorded, 1) + 1;
   atomic_fetch_add(&hEvent->refs, 1);
+  /* on an idle stream the marker is reached at once, as a GPU's front end
+   * passes an event with nothing before it within microseconds */
+  struct CUstream_st *s = sim_resolve(hStream);
+  if (s) {
+    pthread_mutex_lock(&s->mu);
+    int idle = !s->destroyed && s->queued == s->done;
+    if (idle)
+      sim_marker_run(m);
+    pthread_mutex_unlock(&s->mu);
+    if (idle)
+      return CUDA_SUCCESS;
+  }
   CUresult rc = sim_stream_enqueue(hStream, sim_marker_run, m);
   if (rc != CUDA_SUCCESS)
     sim_marker_run(m); /* a failed record leaves the event complete */
@@ -381,6 +408,31 @@ CUresult cuEventQuery(CUevent hEvent)
     return CUDA_ERROR_INVALID_HANDLE;
   return atomic_load(&hEvent->reached) >= atomic_load(&hEvent->recorded)
              ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+/* Milliseconds from hStart to hEnd (negative when hEnd came first), as
+ * CUDA: CUDA_ERROR_INVALID_HANDLE for an event without timing,
+ * CUDA_ERROR_NOT_READY for one not complete or never recorded. */
+CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+  if (!pMilliseconds || !hStart || !hEnd)
+    return CUDA_ERROR_INVALID_VALUE;
+  if ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (cuEventQuery(hStart) != CUDA_SUCCESS || cuEventQuery(hEnd) != CUDA_SUCCESS)
+    return CUDA_ERROR_NOT_READY;
+  uint64_t a = atomic_load(&hStart->reached_ns), b = atomic_load(&hEnd->reached_ns);
+  if (!a || !b)
+    return CUDA_ERROR_NOT_READY;
+  *pMilliseconds = (float)(((double)b - (double)a) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+/* The older name of the same call (drivers before CUDA 12.8). */
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+  return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
 }
 
 /* The event is freed once no queued marker refers to it any more. */
