@@ -413,6 +413,9 @@ typedef enum {
   FRZ_E_INVALID = 8    /* bad argument to a codec function */
 } frz_status;
 
+/* frz_error offset of a problem of the file as a whole (it cannot be
+ * opened, is not a regular file): its message names no byte. */
+#define FRZ_NO_OFFSET UINT64_MAX
 typedef struct frz_error {
   frz_status status;
   uint64_t offset;     /* byte offset in the file where the problem is */

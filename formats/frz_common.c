@@ -72,7 +72,9 @@ uint32_t frz_crc32(uint32_t crc, const void *buf, size_t len)
 
 /* ---- errors -------------------------------------------------------------- */
 
-/* Fill `err` (when given) with "NAME: at byte OFF: WHAT" and return `st`. */
+/* Fill `err` (when given) with "NAME: at byte OFF: WHAT" (or "NAME: WHAT"
+ * for FRZ_NO_OFFSET: the file as a whole, e.g. it cannot be opened) and
+ * return `st`. */
 frz_status frz_error_vset(frz_error *err, frz_status st, const char *name, uint64_t off,
                           const char *fmt, va_list ap)
 {
@@ -82,8 +84,12 @@ frz_status frz_error_vset(frz_error *err, frz_status st, const char *name, uint6
   vsnprintf(what, sizeof what, fmt, ap);
   err->status = st;
   err->offset = off;
-  snprintf(err->msg, sizeof err->msg, "%s: at byte %" PRIu64 ": %s",
-           name ? name : MEMORY_NAME, off, what);
+  if (off == FRZ_NO_OFFSET) {
+    err->offset = 0;
+    snprintf(err->msg, sizeof err->msg, "%s: %s", name ? name : MEMORY_NAME, what);
+  } else {
+    snprintf(err->msg, sizeof err->msg, "%s: at byte %" PRIu64 ": %s", name ? name : MEMORY_NAME, off, what);
+  }
   return st;
 }
 

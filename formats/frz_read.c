@@ -780,20 +780,20 @@ frz_status frz_read_file(const char *path, frz_dump *out, frz_error *err)
    * refused as not a regular file); it has no effect on regular files. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
-    return fail(err, FRZ_E_IO, path, 0, "cannot open: %s", errstr(errno, eb, sizeof eb));
+    return fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "cannot open: %s", errstr(errno, eb, sizeof eb));
   struct stat st;
   frz_status rc;
   uint8_t *buf = NULL;
   if (fstat(fd, &st) != 0) {
-    rc = fail(err, FRZ_E_IO, path, 0, "cannot stat: %s", errstr(errno, eb, sizeof eb));
+    rc = fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "cannot stat: %s", errstr(errno, eb, sizeof eb));
     goto out;
   }
   if (!S_ISREG(st.st_mode)) {
-    rc = fail(err, FRZ_E_IO, path, 0, "not a regular file");
+    rc = fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "not a regular file");
     goto out;
   }
   if ((uint64_t)st.st_size > SIZE_MAX / 2) {
-    rc = fail(err, FRZ_E_IO, path, 0, "file too large (%jd bytes)", (intmax_t)st.st_size);
+    rc = fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "file too large (%jd bytes)", (intmax_t)st.st_size);
     goto out;
   }
   size_t size = (size_t)st.st_size;

@@ -47,15 +47,15 @@ frz_status frz_slurp_file(const char *path, size_t max, void **buf, size_t *len,
   *buf = NULL;
   *len = 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return pv_fail(err, FRZ_E_IO, path, 0, "cannot open: %s", strerror(errno));
+  if (fd < 0) return pv_fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "cannot open: %s", strerror(errno));
   struct stat st;
   frz_status rc = FRZ_OK;
   if (fstat(fd, &st) != 0) {
-    rc = pv_fail(err, FRZ_E_IO, path, 0, "cannot stat: %s", strerror(errno));
+    rc = pv_fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "cannot stat: %s", strerror(errno));
   } else if (!S_ISREG(st.st_mode)) {
-    rc = pv_fail(err, FRZ_E_IO, path, 0, "not a regular file");
+    rc = pv_fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "not a regular file");
   } else if ((uint64_t)st.st_size > max) {
-    rc = pv_fail(err, FRZ_E_IO, path, 0, "file too large (%lld bytes; at most %zu)",
+    rc = pv_fail(err, FRZ_E_IO, path, FRZ_NO_OFFSET, "file too large (%lld bytes; at most %zu)",
                  (long long)st.st_size, max);
   } else {
     size_t size = (size_t)st.st_size, got = 0;

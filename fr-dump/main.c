@@ -43,7 +43,8 @@ static void usage(FILE *o)
         "Times are in milliseconds relative to the trigger (or the frame).\n"
         "Exit status: 0 on success (also when a trigger file exists already),\n"
         "1 if --check found a bad file or --trigger found no recorder listening,\n"
-        "2 on a usage error or a file that cannot be read or decoded.\n",
+        "2 on a usage error or a file that cannot be read (with --check: opened)\n"
+        "or decoded.\n",
         o);
 }
 
@@ -190,7 +191,8 @@ static char **expand(char **args, int nargs, size_t *n, int *rc, frz_input_forma
   return paths;
 }
 
-/* --check of one file: "PATH: ok (...)" or "PATH: bad: why". */
+/* --check of one file: "PATH: ok (...)" or "PATH: bad: why".  Returns 0
+ * ok, 1 not a usable dump, 2 it cannot be read at all (unusable input). */
 static int check_one(FILE *out, const char *path, frz_input_format inf)
 {
   frz_dump d;
@@ -203,7 +205,7 @@ static int check_one(FILE *out, const char *path, frz_input_format inf)
     size_t pl = strlen(path);
     if (strncmp(msg, path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ') msg += pl + 2;
     fprintf(out, "%s: bad: %s\n", sp, fd_sanitize(msg, strlen(msg), m, sizeof m));
-    return 1;
+    return e.status == FRZ_E_IO ? 2 : 1;
   }
   unsigned bad = fd_check(&d, m, sizeof m);
   char safe[1100];
@@ -291,6 +293,10 @@ static int render(FILE *out, int mode, char **paths, size_t n, frz_input_format 
     cJSON_free(s);
     cJSON_Delete(all);
   }
+  if (in && nin == 0) { /* nothing readable: no empty trace either */
+    free(in);
+    in = NULL;
+  }
   if (in) {
     nin = latest_frames(in, nin);
     if (fd_chrome_trace(out, in, nin)) rc = 2;
@@ -363,7 +369,7 @@ int main(int argc, char **argv)
     return try_help();
   }
   if (optind >= argc) {
-    fputs("fr-dump: missing FILE\n", stderr);
+    fputs("fr-dump: missing PATH\n", stderr);
     return try_help();
   }
   FILE *out = stdout;
@@ -379,8 +385,10 @@ int main(int argc, char **argv)
     if (mode == OUT_JSON) fputs("[]\n", out);
     rc = 2;
   } else if (mode == OUT_CHECK) {
-    for (size_t i = 0; i < n; i++)
-      if (check_one(out, paths[i], (frz_input_format)inf) && rc == 0) rc = 1;
+    for (size_t i = 0; i < n; i++) {
+      int r = check_one(out, paths[i], (frz_input_format)inf);
+      if (r > rc) rc = r;
+    }
   } else {
     int r = render(out, mode, paths, n, (frz_input_format)inf);
     if (r) rc = r;

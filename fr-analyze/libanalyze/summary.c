@@ -301,6 +301,38 @@ static const fa_problem *unread_dump(const fa_analysis *a, int32_t g)
   return NULL;
 }
 
+/* The rank awaited, g, has no readable dump: where g is a member of another
+ * stuck comm whose readable members other than its laggards all wait
+ * there, g may wait there too, for those laggards: "; if rank 3 waits in
+ * AllReduce seq 3 on comm C like ranks 0,2, rank 1, which never entered
+ * it, is the cause instead" (the dumps cannot tell the two apart). */
+static void say_unread_alternative(const fa_analysis *a, int32_t g, const fa_comm *own, sbuf *b)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    if (c == own || !c->stuck || !c->nlagging || !c->nwaiting) continue;
+    int member = 0;
+    for (int32_t r = 0; r < c->size && !member; r++)
+      member = c->members[r].global_rank == g && c->members[r].state == FA_MEMBER_NO_DUMP;
+    if (!member) continue;
+    fa_ranks lag = {NULL, 0}, w = {NULL, 0};
+    if (fa_comm_ranks(c, FA_MEMBER_LAGGING, &lag) || fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) {
+      fa_ranks_free(&lag);
+      b->oom = 1;
+      return;
+    }
+    char op[160], hex[17], p1[200], p2[200];
+    op_phrase(a, c, c->stuck_seq, op, sizeof op);
+    if (lag.n && w.n && !has_rank(&lag, g))
+      sb_printf(b, "; if rank %d waits in %s on comm %s like %s, %s, which never entered it, %s the cause "
+                "instead (the dumps cannot tell)", g, op, fa_hex(c->id, hex), ranks_phrase(&w, p1, sizeof p1),
+                ranks_phrase(&lag, p2, sizeof p2), lag.n == 1 ? "is" : "are");
+    fa_ranks_free(&lag);
+    fa_ranks_free(&w);
+    if (lag.n && w.n) return;
+  }
+}
+
 /* The first p2p pair of c posted and started by both sides that never
  * completed (a joined link), or NULL. */
 static const fa_link *joined_link(const fa_comm *c)
@@ -463,9 +495,11 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       sb_printf(b, "%s %s in %s on comm %s for ", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
       const fa_problem *bad = v->lagging.n == 1 ? unread_dump(a, v->lagging.v[0]) : NULL;
       char msg[160];
-      if (bad)
+      if (bad) {
         sb_printf(b, "%s, whose dump could not be read (%s)", ranks_phrase(&v->lagging, p2, sizeof p2),
                   fa_sanitize(bad->message, msg, sizeof msg));
+        say_unread_alternative(a, v->lagging.v[0], c, b);
+      }
       else if (v->lagging.n && fa_alive_any(a)) {
         sb_printf(b, "%s, which left no dump", ranks_phrase(&v->lagging, p2, sizeof p2));
         say_no_dump(a, &v->lagging, b);

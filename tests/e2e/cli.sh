@@ -51,7 +51,7 @@ contains analyze-badopt analyze-badopt.err "fr-analyze: unrecognized option '--b
 contains analyze-badopt analyze-badopt.err "Try 'fr-analyze --help'"
 run analyze-noarg-o 2 "$FR_ANALYZE" dumps/c1 -o
 run dump-noargs 2 "$FR_DUMP"
-contains dump-noargs dump-noargs.err "fr-dump: missing FILE"
+contains dump-noargs dump-noargs.err "fr-dump: missing PATH"
 run dump-badopt 2 "$FR_DUMP" -q dumps/c1/job-42-r00000-f0000.frz
 contains dump-badopt dump-badopt.err "fr-dump: invalid option -- 'q'"
 run dump-reason-alone 2 "$FR_DUMP" --reason why
@@ -107,7 +107,16 @@ run analyze-garbage 2 "$FR_ANALYZE" garbage.frz
 contains analyze-garbage analyze-garbage.err "garbage.frz: at byte 0:"
 contains analyze-garbage analyze-garbage.out "verdict: inconclusive"
 run dump-missing 2 "$FR_DUMP" no-such-file.frz
-contains dump-missing dump-missing.err "no-such-file.frz"
+contains dump-missing dump-missing.err "fr-dump: no-such-file.frz: cannot open: No such file or directory"
+checks=$((checks + 1))
+! grep -q "at byte" dump-missing.err || fail "dump-missing: a file that cannot be opened has no byte offset: $(cat dump-missing.err)"
+# --check of a path that cannot be read: unusable input (2), said on its line
+run dump-check-missing 2 "$FR_DUMP" --check no-such-file.frz
+contains dump-check-missing dump-check-missing.out "no-such-file.frz: bad: cannot open: No such file or directory"
+# a Chrome trace of nothing readable: no (empty) trace on standard output
+run dump-trace-missing 2 "$FR_DUMP" --format=chrome-trace no-such-file.frz
+checks=$((checks + 1))
+[ ! -s dump-trace-missing.out ] || fail "dump-trace-missing: a trace of nothing: $(cat dump-trace-missing.out)"
 run dump-garbage 2 "$FR_DUMP" garbage.frz
 contains dump-garbage dump-garbage.err "fr-dump: garbage.frz: at byte 0:"
 run dump-good-and-garbage 2 "$FR_DUMP" dumps/c1/job-42-r00000-f0000.frz garbage.frz
