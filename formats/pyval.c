@@ -4,11 +4,21 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pyval.h"
+
+/* A chunk of the arena: `size` bytes of storage, `used` of them handed out. */
+struct pv_chunk {
+  pv_chunk *next;
+  size_t used, size;
+  max_align_t data[];
+};
+
+#define PV_CHUNK_BYTES ((size_t)1 << 20)
 
 void pv_arena_init(pv_arena *a, size_t limit)
 {
@@ -18,15 +28,12 @@ void pv_arena_init(pv_arena *a, size_t limit)
 
 void pv_arena_free(pv_arena *a)
 {
-  pv *n = a->nodes;
-  while (n) {
-    pv *next = n->next_alloc;
-    free(n->items);
-    free(n);
-    n = next;
+  pv_chunk *c = a->chunks;
+  while (c) {
+    pv_chunk *next = c->next;
+    free(c);
+    c = next;
   }
-  for (size_t i = 0; i < a->nstrs; i++) free(a->strs[i]);
-  free(a->strs);
   memset(a, 0, sizeof *a);
 }
 
@@ -38,14 +45,40 @@ static int charge(pv_arena *a, size_t n)
   return 0;
 }
 
+/* n bytes (aligned for any type) from the newest chunk, or a new one;
+ * NULL when out of memory or over the limit. */
+static void *bump(pv_arena *a, size_t n)
+{
+  const size_t al = sizeof(max_align_t);
+  if (n > SIZE_MAX - al) return NULL;
+  n = (n + al - 1) / al * al;
+  if (charge(a, n)) return NULL;
+  pv_chunk *c = a->chunks;
+  if (!c || c->size - c->used < n) {
+    size_t size = n > PV_CHUNK_BYTES / 4 ? n : PV_CHUNK_BYTES; /* a big one alone */
+    c = malloc(sizeof *c + size);
+    if (!c) return NULL;
+    c->used = 0;
+    c->size = size;
+    if (size == PV_CHUNK_BYTES || !a->chunks) {
+      c->next = a->chunks;
+      a->chunks = c;
+    } else { /* behind the newest, which keeps its free room */
+      c->next = a->chunks->next;
+      a->chunks->next = c;
+    }
+  }
+  void *p = (char *)c->data + c->used;
+  c->used += n;
+  return p;
+}
+
 pv *pv_new(pv_arena *a, pv_type t)
 {
-  if (charge(a, sizeof(pv))) return NULL;
-  pv *v = calloc(1, sizeof *v);
+  pv *v = bump(a, sizeof *v);
   if (!v) return NULL;
+  memset(v, 0, sizeof *v);
   v->type = t;
-  v->next_alloc = a->nodes;
-  a->nodes = v;
   return v;
 }
 
@@ -55,12 +88,12 @@ int pv_push(pv_arena *a, pv *c, pv *item)
     if (item->depth + 1 > PV_MAX_DEPTH) return -2;
     c->depth = item->depth + 1;
   }
-  if (c->n == c->cap) {
+  if (c->n == c->cap) { /* a new array twice the size; the old one stays in its chunk */
     if (c->cap >= UINT32_MAX / 2) return -1;
     uint32_t ncap = c->cap ? c->cap * 2 : 4;
-    if (charge(a, (size_t)(ncap - c->cap) * sizeof(pv *))) return -1;
-    pv **p = realloc(c->items, (size_t)ncap * sizeof *p);
+    pv **p = bump(a, (size_t)ncap * sizeof *p);
     if (!p) return -1;
+    if (c->n) memcpy(p, c->items, (size_t)c->n * sizeof *p);
     c->items = p;
     c->cap = ncap;
   }
@@ -70,20 +103,11 @@ int pv_push(pv_arena *a, pv *c, pv *item)
 
 char *pv_strdup(pv_arena *a, const char *s, size_t len)
 {
-  if (a->nstrs == a->capstrs) {
-    size_t ncap = a->capstrs ? a->capstrs * 2 : 16;
-    if (charge(a, (ncap - a->capstrs) * sizeof(char *))) return NULL;
-    char **p = realloc(a->strs, ncap * sizeof *p);
-    if (!p) return NULL;
-    a->strs = p;
-    a->capstrs = ncap;
-  }
-  if (charge(a, len + 1)) return NULL;
-  char *d = malloc(len + 1);
+  if (len == SIZE_MAX) return NULL;
+  char *d = bump(a, len + 1);
   if (!d) return NULL;
   memcpy(d, s, len);
   d[len] = '\0';
-  a->strs[a->nstrs++] = d;
   return d;
 }
 
@@ -96,8 +120,12 @@ int pv_str_is(const pv *v, const char *s)
 const pv *pv_get(const pv *d, const char *key)
 {
   if (!d || d->type != PV_DICT) return NULL;
-  for (uint32_t k = 0; k + 1 < d->n; k += 2)
-    if (pv_str_is(d->items[k], key)) return d->items[k + 1];
+  size_t len = strlen(key);
+  for (uint32_t k = 0; k + 1 < d->n; k += 2) { /* the first of equal keys */
+    const pv *v = d->items[k];
+    if (v->type == PV_STR && v->slen == len && (len == 0 || (v->s[0] == key[0] && memcmp(v->s, key, len) == 0)))
+      return d->items[k + 1];
+  }
   return NULL;
 }
 

@@ -4,6 +4,8 @@
  *
  * Every node is owned by one pv_arena and freed with it, never one by one,
  * so shared nodes (pickle memo references) and even cycles are harmless.
+ * The arena hands out nodes, item arrays and copied strings from large
+ * chunks (no malloc per node: a dump holds millions of them).
  * Strings point into the decoded file buffer when they need no unescaping,
  * so the buffer must outlive the tree.
  */
@@ -40,15 +42,13 @@ struct pv {
   const char *s;    /* PV_STR / PV_GLOBAL text */
   size_t slen;
   pv **items;       /* containers */
-  pv *next_alloc;   /* the arena's list of nodes */
 };
 
+typedef struct pv_chunk pv_chunk;
 typedef struct pv_arena {
-  pv *nodes;        /* every node, newest first */
+  pv_chunk *chunks; /* newest first; everything lives in them */
   size_t bytes;     /* bytes allocated so far (nodes, item arrays, copied strings) */
   size_t limit;     /* allocation refused beyond this */
-  char **strs;      /* strings copied (JSON unescaping) */
-  size_t nstrs, capstrs;
 } pv_arena;
 
 /* An empty arena that allocates at most `limit` bytes. */
@@ -63,7 +63,8 @@ int pv_push(pv_arena *a, pv *c, pv *item);
 /* A copy of `len` bytes kept by the arena, or NULL. */
 char *pv_strdup(pv_arena *a, const char *s, size_t len);
 
-/* Value of key `key` in dict d (string keys only), or NULL. */
+/* Value of key `key` in dict d (string keys only; the first of equal
+ * keys), or NULL. */
 const pv *pv_get(const pv *d, const char *key);
 /* Does string value v equal the C string s? */
 int pv_str_is(const pv *v, const char *s);

@@ -300,6 +300,9 @@ typedef struct fa_verdict {
   uint32_t nlinks;
   fa_wait_step *cycle;       /* deadlock cycle; NULL none */
   uint32_t ncycle;
+  int32_t astray;            /* the rank of a two-rank cycle through a p2p op that went astray
+                                (skipped the op, or used another peer), its only root cause; -1 */
+  uint8_t astray_how;        /* 1 skipped its p2p op, 2 another peer */
   fa_straggler *stragglers;  /* consistently late ranks, latest first */
   uint32_t nstragglers;
   int32_t *shared;           /* comms (indexes, instance 0) whose id several groups of ranks claim:

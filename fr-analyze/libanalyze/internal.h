@@ -16,6 +16,14 @@ char *fa_strdup(const char *s);
 /* Append g to r (capacity *cap). */
 int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
 
+/* ---- a two-rank cycle through a p2p op (astray.c) ---- */
+enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2 };
+/* The rank of v's two-rank cycle (one p2p step, one collective step) that
+ * went astray, by its own records: it skipped the p2p op it posted before
+ * the collective in the round before (*how SKIPPED), or posted its first op
+ * with a new peer while a peer it used waits for it (*how PEER); -1 none. */
+int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how);
+
 /* ---- announcements (alive.c) ---- */
 /* The newest announcement of global rank g of the job analysed; NULL none. */
 const frz_alive *fa_alive_of(const fa_analysis *a, int32_t g);

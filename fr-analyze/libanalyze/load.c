@@ -22,6 +22,7 @@ fa_analysis *fa_new(void)
   a->world_size = -1;
   a->verdict.comm = -1;
   a->verdict.mismatch_comm = -1;
+  a->verdict.astray = -1;
   a->verdict.status = FA_STATUS_INCONCLUSIVE;
   return a;
 }

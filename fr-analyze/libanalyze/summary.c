@@ -561,6 +561,12 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
       sb_printf(b, ", which waits in %s on comm %s for rank %d%s", op, fa_comm_label(c, hex, sizeof hex),
                 s->waits_for, maybe);
   }
+  if (v->astray >= 0 && v->astray_how == FA_ASTRAY_SKIPPED)
+    sb_printf(b, "; rank %d went astray: in the round before it posted that p2p op before the collective, "
+              "now it entered the collective without it", v->astray);
+  else if (v->astray >= 0)
+    sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
+              "before waits for its op", v->astray);
   /* roots of other waits beside the cycle (a rank that left no dump) */
   fa_ranks more = {NULL, 0};
   uint32_t cap = 0;

@@ -487,7 +487,13 @@ int fa_verdict_build(fa_analysis *a)
     if (c->nlagging == 1) sole++;
     else if (c->nlagging > 1) several++;
   }
-  for (uint32_t i = 0; i < v->ncycle && !culprit; i++) {
+  /* a two-rank cycle through a p2p op: the rank whose own records show it
+   * changed what it does (skipped the op, or used another peer) alone */
+  int how = 0;
+  v->astray = culprit ? -1 : fa_cycle_astray(a, v, &how);
+  v->astray_how = (uint8_t)how;
+  if (v->astray >= 0 && fa_ranks_push(&v->root_cause, &cap_r, v->astray)) return -1;
+  for (uint32_t i = 0; i < v->ncycle && !culprit && v->astray < 0; i++) {
     const fa_wait_step *st = &v->cycle[i];
     const fa_comm *c = &a->comms[st->comm];
     if (sole && several) {
