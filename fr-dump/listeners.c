@@ -20,7 +20,7 @@ static int gone_here(const frz_alive *a, const char *here)
   return kill((pid_t)a->pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Ranks as "0-3, 5" into out. */
+/* Ranks (sorted) as fr-analyze writes them, "0-3,5,7-8", into out. */
 static void rank_ranges(const int32_t *r, size_t n, char *out, size_t len)
 {
   size_t o = 0;
@@ -28,8 +28,8 @@ static void rank_ranges(const int32_t *r, size_t n, char *out, size_t len)
   for (size_t i = 0; i < n && o + 24 < len;) {
     size_t j = i;
     while (j + 1 < n && r[j + 1] == r[j] + 1) j++;
-    o += (size_t)snprintf(out + o, len - o, "%s%d", i ? ", " : "", (int)r[i]);
-    if (j > i) o += (size_t)snprintf(out + o, len - o, "%s%d", j == i + 1 ? ", " : "-", (int)r[j]);
+    o += (size_t)snprintf(out + o, len - o, "%s%d", i ? "," : "", (int)r[i]);
+    if (j > i) o += (size_t)snprintf(out + o, len - o, "-%d", (int)r[j]);
     i = j + 1;
   }
   if (o + 24 >= len) snprintf(out + (o < len - 5 ? o : len - 5), 5, "...");
@@ -67,8 +67,10 @@ int fd_listeners(const char *dir, char *out, size_t len)
   }
   char job[FRZ_JOB_MAX];
   snprintf(job, sizeof job, "%s", newest->job_id);
-  int32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
-  if (!ranks) {
+  int32_t *ranks = calloc(n ? n : 1, sizeof *ranks), *gone_r = calloc(n ? n : 1, sizeof *gone_r);
+  size_t ngone = 0;
+  if (!ranks || !gone_r) {
+    free(gone_r);
     free(a);
     snprintf(out, len, "out of memory while reading the announcements");
     return 0;
@@ -84,6 +86,7 @@ int fd_listeners(const char *dir, char *out, size_t len)
     if (!x->watches_trigger) continue;
     if (gone_here(x, here)) {
       gone++;
+      if (ngone == 0 || gone_r[ngone - 1] != x->global_rank) gone_r[ngone++] = x->global_rank;
       continue;
     }
     if (x->world_size > world) world = x->world_size;
@@ -95,9 +98,13 @@ int fd_listeners(const char *dir, char *out, size_t len)
   char rr[200], extra[200] = "";
   rank_ranges(ranks, nr, rr, sizeof rr);
   size_t o = 0;
-  if (gone)
-    o += (size_t)snprintf(extra + o, sizeof extra - o, "; %zu more on this host %s no longer running", gone,
-                          gone == 1 ? "is" : "are");
+  if (ngone) {
+    char gr[120];
+    rank_ranges(gone_r, ngone, gr, sizeof gr);
+    o += (size_t)snprintf(extra + o, sizeof extra - o, "; rank%s %s announced %s on this host but %s no longer "
+                          "running", ngone == 1 ? "" : "s", gr, ngone == 1 ? "itself" : "themselves",
+                          ngone == 1 ? "is" : "are");
+  }
   if (other_jobs && o < sizeof extra)
     snprintf(extra + o, sizeof extra - o, "; older announcements of %zu other job%s", other_jobs,
              other_jobs == 1 ? "" : "s");
@@ -111,9 +118,11 @@ int fd_listeners(const char *dir, char *out, size_t len)
     char miss[200] = "the others";
     int32_t *m = malloc((size_t)world * sizeof *m);
     size_t nm = 0, k = 0;
+    size_t kg = 0;
     for (int32_t r = 0; m && r < world; r++) {
       while (k < nr && ranks[k] < r) k++;
-      if (k == nr || ranks[k] != r) m[nm++] = r;
+      while (kg < ngone && gone_r[kg] < r) kg++;
+      if ((k == nr || ranks[k] != r) && (kg == ngone || gone_r[kg] != r)) m[nm++] = r;
     }
     if (m && nm) {
       char mr[180];
@@ -121,14 +130,19 @@ int fd_listeners(const char *dir, char *out, size_t len)
       snprintf(miss, sizeof miss, "rank%s %s", nm == 1 ? "" : "s", mr);
     }
     free(m);
-    snprintf(out, len, "%zu of the %d ranks of job %s watch%s this directory (%s; %s %s not announced "
-             "%s)%s", nr, (int)world, safe, nr == 1 ? "es" : "", where, miss, nm == 1 ? "has" : "have",
-             nm == 1 ? "itself" : "themselves", extra);
+    if (nm)
+      snprintf(out, len, "%zu of the %d ranks of job %s watch%s this directory (%s; %s %s not announced "
+               "%s)%s", nr, (int)world, safe, nr == 1 ? "es" : "", where, miss, nm == 1 ? "has" : "have",
+               nm == 1 ? "itself" : "themselves", extra);
+    else
+      snprintf(out, len, "%zu of the %d ranks of job %s watch%s this directory (%s)%s", nr, (int)world, safe,
+               nr == 1 ? "es" : "", where, extra);
   }
   else
     snprintf(out, len, "%zu rank%s of job %s watch%s this directory (%s)%s", nr, nr == 1 ? "" : "s", safe,
              nr == 1 ? "es" : "", where, extra);
   free(ranks);
+  free(gone_r);
   free(a);
   return (int)nr;
 }

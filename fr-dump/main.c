@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "fr_dump.h"
@@ -140,13 +141,16 @@ static void look_below(const char *dir, char ***paths, size_t from, size_t *n, f
     free(below);
     return;
   }
+  /* the directory's own files give way to the dumps below it (freed
+   * before the array is resized: it may shrink) */
+  for (size_t k = from; k < *n; k++) free((*paths)[k]);
+  *n = from;
   char **np = realloc(*paths, (from + nb) * sizeof *np);
   if (!np) {
     for (size_t k = 0; k < nb; k++) free(below[k]);
     free(below);
     return;
   }
-  for (size_t k = from; k < *n; k++) free(np[k]);
   memcpy(np + from, below, nb * sizeof *below);
   *paths = np;
   *n = from + nb;
@@ -372,10 +376,17 @@ int main(int argc, char **argv)
     fputs("fr-dump: missing PATH\n", stderr);
     return try_help();
   }
+  /* -o FILE: written under a temporary name beside it and renamed once
+   * something was written, so that a run with nothing to show never
+   * empties an existing FILE */
   FILE *out = stdout;
-  if (out_path && !(out = fopen(out_path, "w"))) {
-    fprintf(stderr, "fr-dump: %s: %s\n", out_path, strerror(errno));
-    return 2;
+  char tmp_path[4200] = "";
+  if (out_path) {
+    if (snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp_path ||
+        !(out = fopen(tmp_path, "w"))) {
+      fprintf(stderr, "fr-dump: %s: %s\n", out_path, errno ? strerror(errno) : "path too long");
+      return 2;
+    }
   }
   int rc = 0;
   size_t n;
@@ -395,9 +406,20 @@ int main(int argc, char **argv)
   }
   for (size_t i = 0; i < n; i++) free(paths[i]);
   free(paths);
+  long written = out != stdout ? ftell(out) : 0;
   if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
     fprintf(stderr, "fr-dump: cannot write the output: %s\n", strerror(errno));
     rc = 2;
+    written = 0;
   }
+  if (tmp_path[0] && written > 0 && rename(tmp_path, out_path) != 0) {
+    fprintf(stderr, "fr-dump: %s: %s\n", out_path, strerror(errno));
+    rc = 2;
+  }
+  if (tmp_path[0] && written <= 0) {
+    unlink(tmp_path);
+    fprintf(stderr, "fr-dump: nothing to write; %s left as it was\n", out_path);
+  }
+  if (tmp_path[0] && written > 0) unlink(tmp_path); /* after a failed rename */
   return rc;
 }

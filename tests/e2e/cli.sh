@@ -113,6 +113,19 @@ checks=$((checks + 1))
 # --check of a path that cannot be read: unusable input (2), said on its line
 run dump-check-missing 2 "$FR_DUMP" --check no-such-file.frz
 contains dump-check-missing dump-check-missing.out "no-such-file.frz: bad: cannot open: No such file or directory"
+# -o FILE of a run with nothing to write leaves an existing FILE as it was
+echo keep > kept.json
+run dump-o-keep 2 "$FR_DUMP" --format=chrome-trace -o kept.json no-such-file.frz
+checks=$((checks + 1))
+[ "$(cat kept.json)" = keep ] || fail "dump-o-keep: a failed run emptied -o's file"
+contains dump-o-keep dump-o-keep.err "fr-dump: nothing to write; kept.json left as it was"
+# a job's output directory with more files of its own than dumps below it
+mkdir -p jobout/dumps
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo "a log line" > jobout/rank-$i.log; done
+cp dumps/c1/job-42-r00000-f0000.frz dumps/c1/job-42-r00001-f0000.frz jobout/dumps/
+run dump-jobout 0 "$FR_DUMP" --check jobout
+contains dump-jobout dump-jobout.err "fr-dump: jobout holds no dump; reading the dumps below it: jobout/dumps"
+contains dump-jobout dump-jobout.out "jobout/dumps/job-42-r00001-f0000.frz: ok"
 # a Chrome trace of nothing readable: no (empty) trace on standard output
 run dump-trace-missing 2 "$FR_DUMP" --format=chrome-trace no-such-file.frz
 checks=$((checks + 1))
@@ -202,7 +215,10 @@ alive jobB 1 4 $$ "$here"
 alive jobB 3 4 123 other-host
 printf 'flightrec-alive v2 garbage\n' > live/.fr-alive-junk
 run trigger-listeners 0 "$FR_DUMP" --trigger live
-contains trigger-listeners trigger-listeners.out "3 of the 4 ranks of job jobB watch this directory (ranks 0, 1, 3, on 2 hosts; rank 2 has not announced itself); older announcements of 1 other job; each dumps within about a second"
+contains trigger-listeners trigger-listeners.out "3 of the 4 ranks of job jobB watch this directory (ranks 0-1,3, on 2 hosts; rank 2 has not announced itself); older announcements of 1 other job; each dumps within about a second"
+alive jobB 2 4 "$dead" "$here"
+run trigger-gone-rank 0 "$FR_DUMP" --trigger live
+contains trigger-gone-rank trigger-gone-rank.out "3 of the 4 ranks of job jobB watch this directory (ranks 0-1,3, on 2 hosts); rank 2 announced itself on this host but is no longer running"
 alive jobB 2 4 $$ "$here"
 run trigger-all 0 "$FR_DUMP" --trigger live
 contains trigger-all trigger-all.out "all 4 ranks of job jobB watch this directory (ranks 0-3, on 2 hosts)"
