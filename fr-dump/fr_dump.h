@@ -77,6 +77,10 @@ int fd_trigger(const char *dir, const char *reason, char *err, size_t errlen);
  * or why nobody does).  Returns how many ranks of the newest job that
  * watches the trigger file are listening (0: nobody). */
 int fd_listeners(const char *dir, char *out, size_t len);
+/* When `dir` holds no announcement but a subdirectory does (a job's output
+ * directory, its dumps in dumps/): the one with the most, in sub, and how
+ * many; 0 otherwise. */
+int fd_listeners_below(const char *dir, char *sub, size_t len);
 
 /* One decoded input file. */
 typedef struct fd_input {

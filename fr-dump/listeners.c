@@ -3,11 +3,13 @@
  * sentence for fr-dump --trigger. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fr_dump.h"
@@ -145,4 +147,35 @@ int fd_listeners(const char *dir, char *out, size_t len)
   free(gone_r);
   free(a);
   return (int)nr;
+}
+
+int fd_listeners_below(const char *dir, char *sub, size_t len)
+{
+  frz_alive *a = NULL;
+  size_t n = 0;
+  if (frz_alive_list(dir, &a, &n) == FRZ_OK && n) { /* the directory itself is watched */
+    free(a);
+    return 0;
+  }
+  free(a);
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  size_t best = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.') continue;
+    char path[4096];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path) continue;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    a = NULL;
+    n = 0;
+    if (frz_alive_list(path, &a, &n) == FRZ_OK && n > best) {
+      best = n;
+      snprintf(sub, len, "%s", path);
+    }
+    free(a);
+  }
+  closedir(d);
+  return (int)best;
 }

@@ -70,7 +70,16 @@ static void report(const frz_error *e, const char *path)
 
 static int do_trigger(const char *dir, const char *reason)
 {
-  char err[4200], safe[4200];
+  char err[4200], safe[4200], sub[4096];
+  int below = fd_listeners_below(dir, sub, sizeof sub);
+  if (below > 0) { /* the parent of the dump directory: no stray TRIGGER here */
+    char ss[4200];
+    fd_sanitize(dir, strlen(dir), safe, sizeof safe);
+    fd_sanitize(sub, strlen(sub), ss, sizeof ss);
+    fprintf(stderr, "fr-dump: no recorder announced itself in %s, but %d did in %s: run fr-dump --trigger %s\n",
+            safe, below, ss, ss);
+    return 2;
+  }
   int rc = fd_trigger(dir, reason ? reason : "requested with fr-dump --trigger", err, sizeof err);
   fd_sanitize(dir, strlen(dir), safe, sizeof safe);
   if (rc == FD_TRIGGER_CREATED || rc == FD_TRIGGER_EXISTS) {

@@ -56,7 +56,7 @@ int grid_put_words(tgrid *g, int r, int c, const char *s, uint16_t at)
   if (len <= room)
     return grid_put(g, r, c, s, at);
   if (room < 4)
-    return g->cols;
+    return grid_put(g, r, c, s, at);
   /* the last space that leaves room for " ...", if it keeps most of the row */
   size_t cut = room - 4;
   while (cut > 0 && s[cut] != ' ')
@@ -67,7 +67,8 @@ int grid_put_words(tgrid *g, int r, int c, const char *s, uint16_t at)
     cut--;
   char buf[1024];
   snprintf(buf, sizeof buf, "%.*s ...", (int)(cut < sizeof buf - 5 ? cut : sizeof buf - 5), s);
-  return grid_put(g, r, c, buf, at);
+  grid_put(g, r, c, buf, at);
+  return g->cols; /* the row is full: what a caller appends is cut off too */
 }
 
 int grid_printf(tgrid *g, int r, int c, uint16_t at, const char *fmt, ...)
@@ -77,7 +78,8 @@ int grid_printf(tgrid *g, int r, int c, uint16_t at, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  return grid_put(g, r, c, buf, at);
+  /* a line of its own (from column 0) ends at a word when cut */
+  return c == 0 ? grid_put_words(g, r, c, buf, at) : grid_put(g, r, c, buf, at);
 }
 
 void grid_print(const tgrid *g, FILE *out)

@@ -58,6 +58,7 @@ int main(int argc, char **argv)
   long frame = -1, cols = 100, rows = 30;
   uint64_t comm_id = 0;
   int c;
+  opterr = 0; /* our own messages, named "fr-tui" like the other tools' */
   while ((c = getopt_long(argc, argv, "bhV", opts, NULL)) != -1) {
     switch (c) {
     case 'b': batch = 1; break;
@@ -100,6 +101,9 @@ int main(int argc, char **argv)
     case 'h': usage(stdout); return 0;
     case 'V': printf("fr-tui (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return 0;
     default:
+      if (!optopt) fprintf(stderr, "fr-tui: unrecognized option '%s'\n", argv[optind - 1]);
+      else if (optopt < 128 && strchr("bhV", optopt) == NULL) fprintf(stderr, "fr-tui: invalid option -- '%c'\n", optopt);
+      else fprintf(stderr, "fr-tui: option '%s' needs a value\n", argv[optind - 1]);
       fprintf(stderr, "Try 'fr-tui --help' for more information.\n");
       return 2;
     }
@@ -156,9 +160,14 @@ int main(int argc, char **argv)
     if (keep >= 0)
       view_select_rank(&v, keep);
   }
+  if (frame >= 0 && (uint32_t)frame >= (v.nframes ? v.nframes : 1)) {
+    fprintf(stderr, "fr-tui: no frame %ld: the dumps hold frames 0-%u\n", frame, v.nframes ? v.nframes - 1 : 0);
+    rc = 2;
+    goto out;
+  }
   if (frame >= 0 || fold) {
     if (frame >= 0)
-      v.frame = v.nframes && (uint32_t)frame >= v.nframes ? v.nframes - 1 : (uint32_t)frame;
+      v.frame = (uint32_t)frame;
     v.fold = fold;
     view_rebuild(&v);
   }

@@ -404,7 +404,11 @@ void render(view *v, tgrid *g)
     grid_printf(g, last, 0, TA_HEAD, "find rank: %s_", v->input);
   else if (v->msg[0])
     grid_put(g, last, 0, v->msg, TA_HEAD);
-  else
-    grid_put(g, last, 0, "C completed S started E enqueued . never reached ! mismatch  |  ? keys  q quit",
-             TA_HEAD);
+  else { /* the legend; the keys' hint goes first when the row is short */
+    static const char legend[] = "C completed S started E enqueued . never reached ! mismatch";
+    static const char hint[] = "  |  ? keys  q quit";
+    int full = (int)(sizeof legend + sizeof hint - 2) <= g->cols;
+    grid_put_words(g, last, 0, full ? "C completed S started E enqueued . never reached ! mismatch  |  ? keys  q quit"
+                                    : legend, TA_HEAD);
+  }
 }

@@ -43,7 +43,8 @@ void grid_clear(tgrid *g);
 /* Write `s` at (r, c), clipped to the row; returns the column after it. */
 int grid_put(tgrid *g, int r, int c, const char *s, uint16_t at);
 /* grid_put, but a text longer than the row is cut at a word boundary and
- * ends in " ..." (never mid-word, unless one word fills half the row). */
+ * ends in " ..." (never mid-word, unless one word fills half the row), and
+ * then the row counts as full (the column returned is the row's width). */
 int grid_put_words(tgrid *g, int r, int c, const char *s, uint16_t at);
 /* printf into the grid at (r, c), clipped; returns the column after it. */
 int grid_printf(tgrid *g, int r, int c, uint16_t at, const char *fmt, ...)

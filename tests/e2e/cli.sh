@@ -222,6 +222,13 @@ contains trigger-gone-rank trigger-gone-rank.out "3 of the 4 ranks of job jobB w
 alive jobB 2 4 $$ "$here"
 run trigger-all 0 "$FR_DUMP" --trigger live
 contains trigger-all trigger-all.out "all 4 ranks of job jobB watch this directory (ranks 0-3, on 2 hosts)"
+# the parent of a watched directory: refused (no stray TRIGGER), pointed below
+mkdir -p parent/dumps
+cp live/.fr-alive-jobB-r00000-p$$ parent/dumps/
+run trigger-parent 2 "$FR_DUMP" --trigger parent
+contains trigger-parent trigger-parent.err "fr-dump: no recorder announced itself in parent, but 1 did in parent/dumps: run fr-dump --trigger parent/dumps"
+checks=$((checks + 1))
+[ ! -e parent/TRIGGER ] || fail "trigger-parent: a TRIGGER was made in the parent directory"
 rm -f live/.fr-alive-*
 cp live/TRIGGER before
 run trigger-again 1 "$FR_DUMP" --trigger live
