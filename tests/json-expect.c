@@ -288,7 +288,11 @@ static int no_waiting_roots(const cJSON *a)
   int bad = 0;
   cJSON_ArrayForEach(r, cJSON_GetObjectItem(v, "root_cause_ranks")) {
     int g = (int)r->valuedouble;
-    if (in_ranks(cJSON_GetObjectItem(v, "ahead_ranks"), g) || in_ranks(culprits, g) || !waits(a, g)) continue;
+    /* one that came too late waits in its call only because the others had
+     * given up on it and left (verdict.late_ranks) */
+    if (in_ranks(cJSON_GetObjectItem(v, "ahead_ranks"), g) || in_ranks(cJSON_GetObjectItem(v, "late_ranks"), g) ||
+        in_ranks(culprits, g) || !waits(a, g))
+      continue;
     printf("verdict.root_cause_ranks: rank %d waits inside an NCCL call, yet is named a root cause\n", g);
     bad = 1;
   }

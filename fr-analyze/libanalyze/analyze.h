@@ -62,6 +62,8 @@ typedef struct fa_frame {
   uint32_t *idx;
   fa_slice *coll;
   fa_slice *p2p;
+  uint64_t reaction_ns; /* CLOCK_MONOTONIC of the process: when it gave up (its reaction to the
+                           hang began; the dump is read as of then); 0 it did not */
 } fa_frame;
 
 /* One process of the job (a global rank) with all of its frames. */
@@ -303,6 +305,10 @@ typedef struct fa_verdict {
   int32_t astray;            /* the rank of a two-rank cycle through a p2p op that went astray
                                 (skipped the op, or used another peer), its only root cause; -1 */
   uint8_t astray_how;        /* 1 skipped its p2p op, 2 another peer */
+  fa_ranks late;             /* entered the stuck op only after the members in late_left had
+                                given up on it (aborted): the root causes, not "all joined" */
+  fa_ranks late_left;
+  int64_t late_by_ns;        /* how long after the last of them, at most (wall clock) */
   fa_straggler *stragglers;  /* consistently late ranks, latest first */
   uint32_t nstragglers;
   int32_t *shared;           /* comms (indexes, instance 0) whose id several groups of ranks claim:

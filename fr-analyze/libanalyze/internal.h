@@ -24,6 +24,13 @@ enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2 };
  * with a new peer while a peer it used waits for it (*how PEER); -1 none. */
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how);
 
+/* ---- too late (late.c) ---- */
+/* Members of stuck comm c that entered its stuck op only after every
+ * member that gave up had (into *late; those into *left), and by how much
+ * at most (*by_ns, wall clock).  Returns how many came late; -1 out of
+ * memory.  Both sets empty when none did. */
+int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_ranks *left, int64_t *by_ns);
+
 /* ---- announcements (alive.c) ---- */
 /* The newest announcement of global rank g of the job analysed; NULL none. */
 const frz_alive *fa_alive_of(const fa_analysis *a, int32_t g);
@@ -101,7 +108,7 @@ int fa_gave_up(const frz_dump *d, uint64_t id);
  * ops that started or completed later set back, their comm counters with
  * them, and what was in flight on a comm it then tore down flagged ABORTED
  * (react.c). */
-void fa_as_of_reaction(frz_dump *d);
+uint64_t fa_as_of_reaction(frz_dump *d); /* when the reaction began (monotonic ns); 0 none */
 /* The rank (index into a->ranks) of member m: its dump's, or for a member
  * that never called the comm's creation, its global rank's; -1 none. */
 int32_t fa_member_node(const fa_analysis *a, const fa_member *m);

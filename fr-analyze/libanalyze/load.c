@@ -65,6 +65,8 @@ void fa_free(fa_analysis *a)
   free(v->summary);
   fa_ranks_free(&v->lagging);
   fa_ranks_free(&v->unfinished);
+  fa_ranks_free(&v->late);
+  fa_ranks_free(&v->late_left);
   free(v->roots);
   fa_ranks_free(&v->root_cause);
   fa_ranks_free(&v->ahead);

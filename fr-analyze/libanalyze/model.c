@@ -723,7 +723,7 @@ typedef struct index_ctx {
 static void index_one(void *ctx, uint32_t i)
 {
   index_ctx *x = ctx;
-  fa_as_of_reaction(&x->frames[i].dump);
+  x->frames[i].reaction_ns = fa_as_of_reaction(&x->frames[i].dump);
   if (index_frame(&x->frames[i], &x->orphans[i])) x->orphans[i] = UINT64_MAX;
 }
 

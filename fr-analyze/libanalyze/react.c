@@ -67,13 +67,13 @@ static void counters_below(frz_dump *d, const frz_record *r, int started)
   }
 }
 
-void fa_as_of_reaction(frz_dump *d)
+uint64_t fa_as_of_reaction(frz_dump *d)
 {
-  if (d->pt) return;
+  if (d->pt) return 0;
   uint64_t k1 = d->nrecords;
   for (uint64_t k = 0; k < d->nrecords && k1 == d->nrecords; k++)
     if (cuts_off(&d->records[k]) && gives_up(d, k)) k1 = k;
-  if (k1 == d->nrecords) return;
+  if (k1 == d->nrecords) return 0;
   uint64_t k0 = k1;
   while (k0 > 0 && teardown(&d->records[k0 - 1])) k0--;
   uint64_t t = d->records[k0].t_enqueue_ns;
@@ -100,4 +100,5 @@ void fa_as_of_reaction(frz_dump *d)
           break;
         }
   }
+  return t;
 }

@@ -49,6 +49,7 @@ static uint64_t progress_between(const fa_frame *f0, const fa_frame *f1)
 static uint32_t episode_first(const fa_analysis *a, const fa_rank *r)
 {
   uint32_t k = r->first_frame + r->nframes - 1;
+#define FA_STRAGGLER_MIN_OPS 6 /* completed collectives a straggler must have been measured at */
 #define TRIG_(k) (a->frames[k].dump.process.trigger)
   /* a frame at exit goes on from where the process was */
   while (k > r->first_frame && (TRIG_(k) == FRZ_TRIGGER_FRAME || TRIG_(k) == FRZ_TRIGGER_EXIT)) k--;
@@ -443,10 +444,11 @@ int fa_stragglers(fa_analysis *a)
   v->stragglers = malloc(a->nranks * sizeof *v->stragglers);
   if (!v->stragglers) goto out;
   /* consistently late: behind the median by more than FA_LATE_NS at half the
-   * ops or more */
+   * ops or more, of FA_STRAGGLER_MIN_OPS at least (a rank that started late,
+   * or was descheduled, is late at the few ops of a short job) */
   for (uint32_t i = 0; i < a->nranks; i++) {
     fa_straggler *g = &acc[i];
-    if (g->ops < 2 || g->late_ops * 2 < g->ops) continue;
+    if (g->ops < FA_STRAGGLER_MIN_OPS || g->late_ops * 2 < g->ops) continue;
     g->rank = a->ranks[i].global_rank;
     g->mean_late_ns = sum[i] / g->ops;
     v->stragglers[v->nstragglers++] = *g;

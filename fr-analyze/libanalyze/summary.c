@@ -366,7 +366,7 @@ static int say_other_roots(const fa_analysis *a, sbuf *b)
   char p[200];
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
     int32_t g = v->root_cause.v[i];
-    if (!has_rank(&v->lagging, g) && !has_rank(&v->unfinished, g) && !has_rank(&v->ahead, g) &&
+    if (!has_rank(&v->lagging, g) && !has_rank(&v->unfinished, g) && !has_rank(&v->ahead, g) && !has_rank(&v->late, g) &&
         !mismatch_culprit(a, g) && fa_ranks_push(&more, &cap, g)) {
       fa_ranks_free(&more);
       return -1;
@@ -403,6 +403,10 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               "completed: device or network side (link %d->%d)",
               (unsigned long long)l->seq, l->src, l->dst, hex, l->src, l->dst);
     if (w.n) sb_printf(b, "; %s %s behind it", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w));
+  } else if (v->late.n) {
+    sb_printf(b, "%s entered %s on comm %s %.1f s after %s had given up on it (aborted the comm): %s "
+              "came too late", ranks_phrase(&v->late, p1, sizeof p1), op, hex, (double)v->late_by_ns / 1e9,
+              ranks_phrase(&v->late_left, p2, sizeof p2), v->late.n == 1 ? "it" : "they");
   } else if (v->all_joined) {
     sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u rank%s waiting)",
               op, hex, c->nwaiting, c->nwaiting == 1 ? "" : "s");

@@ -447,6 +447,14 @@ int fa_verdict_build(fa_analysis *a)
                     !c->nno_dump && !c->nunknown && !c->nlagging;
     /* calls that do not match explain why a joined op cannot complete */
     if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) v->all_joined = 0;
+    /* joined, but some only after the others had given up: too late */
+    if (v->all_joined) {
+      int n = fa_came_late(a, c, &v->late, &v->late_left, &v->late_by_ns);
+      if (n < 0) return -1;
+      if (n > 0) v->all_joined = 0;
+      for (uint32_t i = 0; i < v->late.n; i++)
+        if (fa_ranks_push(&v->root_cause, &cap_r, v->late.v[i])) return -1;
+    }
   }
   /* the lagging ranks that wait in no NCCL call themselves (a p2p peer
    * that never posted may wait elsewhere, even in the same comm) */

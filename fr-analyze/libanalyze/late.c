@@ -1,0 +1,66 @@
+/* late.c — a member that entered the stuck op only after the others had
+ * given up on it (fr-analyze(1), "Too late").
+ *
+ * Every member joined the op, none completed it: "all joined" would blame
+ * the device or the network.  But when some members gave up (a watchdog's
+ * abort: react.c reads their dumps as of then) and another entered the op
+ * only after the last of them had, the op could never complete: they had
+ * left it before it came.  It is the straggler whose lateness made them
+ * time out, the root cause.  Times are wall clocks (each dump's anchors,
+ * each host's estimated offset); a margin of 50 ms on one host, 1 s across
+ * hosts, keeps clock error from deciding. */
+#include "config.h"
+
+#include <string.h>
+
+#include "internal.h"
+
+#define LATE_MARGIN_ONE_HOST_NS 50000000ll
+#define LATE_MARGIN_HOSTS_NS 1000000000ll
+
+/* Time t of member m's process (CLOCK_MONOTONIC) on the wall clock. */
+static int64_t wall(const fa_analysis *a, const fa_member *m, uint64_t t)
+{
+  const frz_process *p = &a->frames[m->frame].dump.process;
+  return (int64_t)(p->anchor_realtime_ns + (t - p->anchor_monotonic_ns)) - a->ranks[m->rank].clock_offset_ns;
+}
+
+int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_ranks *left, int64_t *by_ns)
+{
+  memset(late, 0, sizeof *late);
+  memset(left, 0, sizeof *left);
+  *by_ns = 0;
+  if (!c->stuck) return 0;
+  int64_t last_left = 0;
+  const char *host = NULL;
+  int hosts = 1;
+  uint32_t cl = 0, cap = 0;
+  for (int32_t r = 0; r < c->size; r++) { /* who gave up, and the last of them when */
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->frame < 0) continue;
+    const fa_frame *f = &a->frames[m->frame];
+    const char *h = f->dump.process.host;
+    if (!host) host = h;
+    else if (strcmp(host, h)) hosts = 2;
+    if (!f->reaction_ns) continue;
+    int64_t w = wall(a, m, f->reaction_ns);
+    if (!left->n || w > last_left) last_left = w;
+    if (fa_ranks_push(left, &cl, m->global_rank)) return -1;
+  }
+  if (!left->n) return 0;
+  int64_t margin = hosts > 1 ? LATE_MARGIN_HOSTS_NS : LATE_MARGIN_ONE_HOST_NS;
+  for (int32_t r = 0; r < c->size; r++) { /* who entered the op after that */
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->frame < 0 || a->frames[m->frame].reaction_ns) continue;
+    const frz_record *rec = fa_member_record(a, m, (uint64_t)c->stuck_seq);
+    if (!rec || !rec->t_enqueue_ns) continue;
+    int64_t w = wall(a, m, rec->t_enqueue_ns);
+    if (w <= last_left + margin) continue;
+    if (w - last_left > *by_ns) *by_ns = w - last_left;
+    if (fa_ranks_push(late, &cap, m->global_rank)) return -1;
+  }
+  fa_ranks_sort(late);
+  fa_ranks_sort(left);
+  if (!late->n) fa_ranks_free(left);
+  return (int)late->n;
+}
