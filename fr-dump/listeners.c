@@ -22,6 +22,8 @@ static int gone_here(const frz_alive *a, const char *here)
   return kill((pid_t)a->pid, 0) != 0 && errno == ESRCH;
 }
 
+static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
+
 /* Ranks (sorted) as fr-analyze writes them, "0-3,5,7-8", into out. */
 static void rank_ranges(const int32_t *r, size_t n, char *out, size_t len)
 {
@@ -44,14 +46,26 @@ int fd_listeners(const char *dir, char *out, size_t len)
   char here[FRZ_HOST_MAX] = "";
   gethostname(here, sizeof here - 1);
   if (frz_alive_list(dir, &a, &n) == FRZ_E_NOMEM) n = 0;
+  /* each process's liveness once (a signal 0 each, where it can be told) */
+  uint8_t *dead = calloc(n ? n : 1, 1);
+  const char **hostv = calloc(n ? n : 1, sizeof *hostv);
+  if (!dead || !hostv) {
+    free(dead);
+    free(hostv);
+    free(a);
+    snprintf(out, len, "out of memory while reading the announcements");
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) dead[i] = (uint8_t)gone_here(&a[i], here);
   /* the job of the newest announcement of a process that watches */
   const frz_alive *newest = NULL;
   for (size_t i = 0; i < n; i++)
-    if (a[i].watches_trigger && !gone_here(&a[i], here) && (!newest || a[i].time_ns > newest->time_ns))
-      newest = &a[i];
+    if (a[i].watches_trigger && !dead[i] && (!newest || a[i].time_ns > newest->time_ns)) newest = &a[i];
   if (!newest) {
     size_t gone = 0;
-    for (size_t i = 0; i < n; i++) gone += gone_here(&a[i], here);
+    for (size_t i = 0; i < n; i++) gone += dead[i];
+    free(dead);
+    free(hostv);
     if (gone == 1)
       snprintf(out, len, "no recorder listens: the one process that announced itself here is no longer "
                "running (killed or crashed)");
@@ -72,7 +86,10 @@ int fd_listeners(const char *dir, char *out, size_t len)
   int32_t *ranks = calloc(n ? n : 1, sizeof *ranks), *gone_r = calloc(n ? n : 1, sizeof *gone_r);
   size_t ngone = 0;
   if (!ranks || !gone_r) {
+    free(ranks);
     free(gone_r);
+    free(dead);
+    free(hostv);
     free(a);
     snprintf(out, len, "out of memory while reading the announcements");
     return 0;
@@ -86,16 +103,20 @@ int fd_listeners(const char *dir, char *out, size_t len)
       continue;
     }
     if (!x->watches_trigger) continue;
-    if (gone_here(x, here)) {
+    if (dead[i]) {
       gone++;
       if (ngone == 0 || gone_r[ngone - 1] != x->global_rank) gone_r[ngone++] = x->global_rank;
       continue;
     }
     if (x->world_size > world) world = x->world_size;
     if ((nr == 0 || ranks[nr - 1] != x->global_rank)) ranks[nr++] = x->global_rank;
-    size_t k = 0; /* a host not seen before among this job's */
-    while (k < i && (strcmp(a[k].job_id, job) || strcmp(a[k].host, x->host) || gone_here(&a[k], here))) k++;
-    hosts += k == i;
+    hostv[hosts++] = x->host; /* (counted distinct below) */
+  }
+  if (hosts > 1) { /* distinct host names: sorted, then the changes */
+    qsort(hostv, hosts, sizeof *hostv, cmp_str);
+    size_t d = 1;
+    for (size_t i = 1; i < hosts; i++) d += strcmp(hostv[i], hostv[i - 1]) != 0;
+    hosts = d;
   }
   char rr[200], extra[200] = "";
   rank_ranges(ranks, nr, rr, sizeof rr);
@@ -145,6 +166,8 @@ int fd_listeners(const char *dir, char *out, size_t len)
              nr == 1 ? "es" : "", where, extra);
   free(ranks);
   free(gone_r);
+  free(dead);
+  free(hostv);
   free(a);
   return (int)nr;
 }

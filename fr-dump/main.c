@@ -423,12 +423,11 @@ int main(int argc, char **argv)
   }
   if (tmp_path[0] && written > 0 && rename(tmp_path, out_path) != 0) {
     fprintf(stderr, "fr-dump: %s: %s\n", out_path, strerror(errno));
+    unlink(tmp_path);
     rc = 2;
-  }
-  if (tmp_path[0] && written <= 0) {
+  } else if (tmp_path[0] && written <= 0) {
     unlink(tmp_path);
     fprintf(stderr, "fr-dump: nothing to write; %s left as it was\n", out_path);
   }
-  if (tmp_path[0] && written > 0) unlink(tmp_path); /* after a failed rename */
   return rc;
 }
