@@ -161,7 +161,10 @@ int main(int argc, char **argv)
       view_select_rank(&v, keep);
   }
   if (frame >= 0 && (uint32_t)frame >= (v.nframes ? v.nframes : 1)) {
-    fprintf(stderr, "fr-tui: no frame %ld: the dumps hold frames 0-%u\n", frame, v.nframes ? v.nframes - 1 : 0);
+    if (v.nframes > 1)
+      fprintf(stderr, "fr-tui: no frame %ld: the dumps hold frames 0-%u\n", frame, v.nframes - 1);
+    else
+      fprintf(stderr, "fr-tui: no frame %ld: the dumps hold frame 0 only\n", frame);
     rc = 2;
     goto out;
   }

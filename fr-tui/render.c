@@ -37,6 +37,11 @@ static int draw_bar(const view *v, tgrid *g)
     if (room <= 0)
       break;
     size_t len = strlen(s);
+    if (r == 1 && (int)len > room) { /* the last row: what does not fit ends in " ..." */
+      grid_put_words(g, r, c, s, at);
+      rows = 2;
+      break;
+    }
     if ((int)len > room) {
       /* break at the last blank that fits */
       int cut = room;
@@ -69,26 +74,30 @@ static void draw_comm_line(const view *v, tgrid *g, int r)
     return;
   }
   const fa_comm *c = &v->a->comms[v->comm];
-  int x = grid_printf(g, r, 0, TA_HEAD, "comm %016" PRIx64 " (%d/%u)  %d ranks  seqs %" PRId64 "..%" PRId64,
-                      c->id, v->comm + 1, v->a->ncomms, c->size, v->seq_lo, v->seq_hi);
+  /* one line, put at once: cut at a word with " ..." when it does not fit */
+  char line[1024];
+  size_t n = 0;
+#define ADD_(...) (n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, __VA_ARGS__))
+  ADD_("comm %016" PRIx64 " (%d/%u)  %d ranks  seqs %" PRId64 "..%" PRId64, c->id, v->comm + 1, v->a->ncomms,
+       c->size, v->seq_lo, v->seq_hi);
   if (c->stuck)
-    x = grid_printf(g, r, x, TA_HEAD, "  stuck seq %" PRIu64, c->stuck_seq);
-  if (c->has_mismatch)
-    x = grid_printf(g, r, x, TA_HEAD, "  mismatch seq %" PRIu64, c->mismatch.seq);
+    ADD_("  stuck seq %" PRIu64, c->stuck_seq);
+  if (c->has_mismatch && n < sizeof line)
+    ADD_("  mismatch seq %" PRIu64, c->mismatch.seq);
   const fa_frame *f = view_frame(v, view_sel_rank(v));
   /* frames numbered from 0, as in the dumps' names (f0000), fr-dump and --frame */
-  if (v->frame + 1 == v->nframes)
-    x = grid_printf(g, r, x, TA_HEAD, "  frame %u (latest)", v->frame);
-  else
-    x = grid_printf(g, r, x, TA_HEAD, "  frame %u of 0-%u", v->frame, v->nframes - 1);
-  if (f && f->dump.process.trigger_time_ns) /* PyTorch dumps know no trigger time */
-    x = grid_printf(g, r, x, TA_HEAD, " at +%.3f s", rel_ms(f->dump.process.frame_time_ns,
-                                                            f->dump.process.trigger_time_ns) / 1e3);
-  if (c->pt) { /* a PyTorch process group: its desc and name, last (the line may be cut) */
+  if (n < sizeof line && v->frame + 1 == v->nframes)
+    ADD_("  frame %u (latest)", v->frame);
+  else if (n < sizeof line)
+    ADD_("  frame %u of 0-%u", v->frame, v->nframes - 1);
+  if (n < sizeof line && f && f->dump.process.trigger_time_ns) /* PyTorch dumps know no trigger time */
+    ADD_(" at +%.3f s", rel_ms(f->dump.process.frame_time_ns, f->dump.process.trigger_time_ns) / 1e3);
+  if (n < sizeof line && c->pt) { /* a PyTorch process group: its desc and name, last */
     char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
-    grid_printf(g, r, x, TA_HEAD, "  %s pg %s", fa_sanitize(c->pt->desc, desc, sizeof desc),
-                fa_sanitize(c->pt->name, name, sizeof name));
+    ADD_("  %s pg %s", fa_sanitize(c->pt->desc, desc, sizeof desc), fa_sanitize(c->pt->name, name, sizeof name));
   }
+#undef ADD_
+  grid_put_words(g, r, 0, line, TA_HEAD);
 }
 
 /* The label of a timeline row: a rank, or a folded set of ranks. */

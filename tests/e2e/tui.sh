@@ -151,6 +151,9 @@ run narrow-words 1 "$FR_TUI" --batch --cols 60 --rows 20 dumps/c1
 checks=$((checks + 1))
 grep -q '^last enqueued 36  started 36  completed 36  retained \.\.\.$' narrow-words.out ||
   fail "narrow-words: the detail line is not cut at a word: $(grep '^last enqueued' narrow-words.out)"
+checks=$((checks + 1))
+grep -q '^comm 00000000000000c1 (1/3)  8 ranks  seqs 0..37  stuck \.\.\.$' narrow-words.out ||
+  fail "narrow-words: the comm line is not cut at a word: $(grep '^comm' narrow-words.out)"
 
 # The stack pane (key t) takes the rows the timeline leaves empty: with room
 # for them, every frame of the rank's stack, no "... more frames" line; on a
