@@ -105,8 +105,7 @@ void fr_note_missing(const char *name) {
 }
 
 void fr_request_dump(int trigger) {
-  int expect = 0;
-  atomic_compare_exchange_strong(&fr_g.dump_request, &expect, trigger);
+  if (trigger > 0 && trigger < 32) atomic_fetch_or(&fr_g.dump_request, 1u << trigger);
   if (fr_g.wake_pipe[1] >= 0) {
     ssize_t w = write(fr_g.wake_pipe[1], "d", 1);
     (void)w;

@@ -135,7 +135,8 @@ typedef struct fr_global {
   frz_process proc;            /* identity part filled at init */
   _Atomic uint32_t late_flags; /* FRZ_PF_* learnt later, on any thread (plugin loaded) */
   _Atomic uint64_t group_ids;  /* last group id handed out */
-  _Atomic int dump_request;    /* a frz_trigger asked for by a wrapper or signal */
+  _Atomic uint32_t dump_request; /* pending requests: bit 1 << frz_trigger each (wrappers,
+                                   signals, a crash); several may wait, none is lost */
   int wake_pipe[2];            /* signal handler -> watchdog */
   pthread_t watchdog;
   _Atomic int watchdog_started;

@@ -190,8 +190,7 @@ static void step_episode(episode *ep, const scan_state *st, int req, uint64_t no
     ep->active = 0;
     /* a request that came with the progress gets a dump of its own, with
      * its own trigger, at the next poll (unless another came meanwhile) */
-    int none = 0;
-    if (req) atomic_compare_exchange_strong(&fr_g.dump_request, &none, req);
+    if (req) atomic_fetch_or(&fr_g.dump_request, 1u << req);
     return;
   }
   if (req) { /* an explicit request (signal, abort, async error) is always honoured */
@@ -233,17 +232,25 @@ static void *watchdog_main(void *arg) {
     if (last_poll && now - last_poll > stall_ns) stall_end_ns = now;
     last_poll = now;
     fr_scan_completion(&st, now, 1);
-    int req = atomic_exchange(&fr_g.dump_request, 0);
-    if (req == FRZ_TRIGGER_CRASH) { /* always, whatever the episode */
+    uint32_t pending = atomic_exchange(&fr_g.dump_request, 0);
+    if (pending & (1u << FRZ_TRIGGER_CRASH)) { /* first, whatever the episode */
       episode crash = ep;
       crash.trigger_rank = fr_g.proc.global_rank;
       crash.trigger_time = now;
       snprintf(crash.text, sizeof crash.text, "fatal signal %d", atomic_load(&fr_g.crash_signal));
       dump_frame(FRZ_TRIGGER_CRASH, &crash);
       atomic_fetch_add(&fr_g.crash_dumps_done, 1);
-      continue;
+      pending &= ~(1u << FRZ_TRIGGER_CRASH);
     }
-    step_episode(&ep, &st, req, now, &next_trigger_poll);
+    /* every request that came since the last poll, each its own frame, in
+     * trigger order; none: the episode's own timeline */
+    int served = 0;
+    for (int t = 1; t < 32; t++)
+      if (pending & (1u << t)) {
+        step_episode(&ep, &st, t, now, &next_trigger_poll);
+        served = 1;
+      }
+    if (!served) step_episode(&ep, &st, 0, now, &next_trigger_poll);
     /* once, when nothing asks for a dump: never ahead of one */
     if (!announced && !ep.active && !atomic_load(&fr_g.dump_request)) announced = fr_announce();
   }
