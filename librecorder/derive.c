@@ -48,8 +48,9 @@ FR_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
   if (s) fr_life_done(s, id, r, t0);
   fr_comm *c = add_child(slot, parent, newcomm, r, cid, FRZ_CF_SPLIT);
   if (c) {
-    c->split_color = color;
-    c->split_key = key;
+    /* set just after registration: the watchdog may be summarizing it */
+    __atomic_store_n(&c->split_color, color, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->split_key, key, __ATOMIC_RELAXED);
   }
   fr_in_wrapper = 0;
   return r;

@@ -127,13 +127,13 @@ static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
     frz_comm *o = &csnap[i];
     memset(o, 0, sizeof *o);
     o->comm_id = c->comm_id;
-    o->nccl_comm_hash = c->nccl_hash;
+    o->nccl_comm_hash = __atomic_load_n(&c->nccl_hash, __ATOMIC_RELAXED); /* bound with the profiler context */
     o->parent_id = __atomic_load_n(&c->parent_id, __ATOMIC_RELAXED); /* a shrink's, set just after registration */
     o->handle = __atomic_load_n(&c->handle, __ATOMIC_RELAXED); /* bound when an init returns */
     o->nranks = c->nranks;
     o->rank = c->rank;
-    o->split_color = c->split_color;
-    o->split_key = c->split_key;
+    o->split_color = __atomic_load_n(&c->split_color, __ATOMIC_RELAXED); /* a split's, set just after registration */
+    o->split_key = __atomic_load_n(&c->split_key, __ATOMIC_RELAXED);
     o->flags = atomic_load(&c->flags);
     o->cuda_device = __atomic_load_n(&c->cuda_device, __ATOMIC_RELAXED); /* set just after registration */
     o->next_seq = atomic_load(&c->next_seq);

@@ -76,7 +76,7 @@ int fr_prof_pending_add(uint64_t comm_id, int nranks, int rank) {
 /* Bind a context to our registry entry of its comm. */
 static void bind(fr_prof_ctx *ctx, fr_comm *c) {
   if (!c) return;
-  c->nccl_hash = ctx->nccl_hash;
+  __atomic_store_n(&c->nccl_hash, ctx->nccl_hash, __ATOMIC_RELAXED); /* after registration */
   atomic_store_explicit(&ctx->comm, c, memory_order_release);
 }
 
