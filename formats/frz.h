@@ -25,7 +25,7 @@ extern "C" {
 /* Format version written by this codec.  Readers accept every minor of a
  * major they know and reject a newer major. */
 #define FRZ_VERSION_MAJOR 1
-#define FRZ_VERSION_MINOR 3
+#define FRZ_VERSION_MINOR 4
 
 /* ---- op codes (stable, on disk), generated from nccl_api.def ------------ */
 typedef enum {
@@ -85,7 +85,9 @@ typedef enum {
   FRZ_TRIGGER_EXIT = 6,         /* process exit (FR_DUMP_ON_EXIT=1) */
   FRZ_TRIGGER_FRAME = 7,        /* a later frame after an earlier trigger */
   FRZ_TRIGGER_CRASH = 8,        /* a fatal signal (SIGSEGV, SIGABRT, SIGBUS): best effort */
-  FRZ_TRIGGER_RECOVERY = 9      /* progress resumed after a trigger: the last frame of it */
+  FRZ_TRIGGER_RECOVERY = 9,     /* progress resumed after a trigger: the last frame of it */
+  FRZ_TRIGGER_PMIX = 10,        /* another rank's hang, as a PMIx event (FR_TRIGGER_PMIX; since 1.4) */
+  FRZ_TRIGGER_STORE = 11        /* another rank's hang, as a key in the job's TCPStore (FR_TRIGGER_STORE; since 1.4) */
 } frz_trigger;
 
 /* ---- structures ------------------------------------------------------- */
@@ -115,7 +117,7 @@ typedef struct frz_process {
   uint64_t records_total;    /* records ever written in this process */
   uint64_t records_dropped;  /* overwritten by the ring before this dump */
   uint32_t ring_capacity;    /* FR_BUFFER_ENTRIES */
-  uint32_t reserved0;
+  uint32_t trigger_latency_us; /* a trigger from another rank: its trigger to this rank seeing it, wall clock, µs; 0 unknown (since 1.4) */
   char trigger_text[FRZ_TEXT_MAX]; /* human text, e.g. "seq 37 AllReduce waited 60 s" */
 } frz_process;
 
@@ -556,6 +558,28 @@ uint32_t frz_crc32(uint32_t crc, const void *buf, size_t len);
  * "r<rank>".  Returns the length, or -1 if it does not fit in `size`. */
 int frz_dump_filename(char *buf, size_t size, const char *job_id, int32_t global_rank,
                       uint32_t pid, uint32_t frame);
+
+/* ---- trigger messages (trigger_line.c; frz.md, "Trigger messages") ------
+ * One line, "flightrec-trigger v1 rank=R time_ns=T reason=TEXT\n": the
+ * content of DIR/TRIGGER and of the PMIx event and TCPStore key that pass
+ * one rank's hang to the others.  R: the global rank that saw the hang (-1
+ * a person, fr-dump --trigger); T: its CLOCK_REALTIME then, ns; TEXT:
+ * printable ASCII, at most FRZ_TRIGGER_REASON_MAX bytes. */
+#define FRZ_TRIGGER_LINE_MAX 512
+#define FRZ_TRIGGER_REASON_MAX 200
+typedef struct frz_trigger_line {
+  int32_t rank;        /* -1 unknown or a person */
+  uint64_t time_ns;    /* 0 unknown */
+  char reason[FRZ_TEXT_MAX];
+} frz_trigger_line;
+/* Write the line (with its newline, NUL-terminated) into buf; its length,
+ * or -1 when it does not fit.  Bytes of `reason` outside printable ASCII
+ * become '?'. */
+int frz_trigger_line_format(char *buf, size_t size, int32_t rank, uint64_t time_ns, const char *reason);
+/* Read a line from text[0..len) (need not be NUL-terminated; at most
+ * FRZ_TRIGGER_LINE_MAX bytes are looked at): 0, or -1 when it is not one
+ * (out then says rank -1, time 0, no reason). */
+int frz_trigger_line_parse(const char *text, size_t len, frz_trigger_line *out);
 
 /* ---- announcements (alive.c; frz.md, "Announcements") ------------------
  * A recording process keeps DIR/.fr-alive-<job>-r<rank:05>-p<pid> in its

@@ -171,7 +171,7 @@ const char *frz_state_name(unsigned state)
 }
 
 static const char *const trigger_names[] = {"none",  "timeout",     "file", "signal", "abort",
-                                            "async_error", "exit", "frame", "crash", "recovery"};
+                                            "async_error", "exit", "frame", "crash", "recovery", "pmix", "store"};
 
 const char *frz_trigger_name(unsigned trigger)
 {

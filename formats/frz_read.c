@@ -83,7 +83,7 @@ static void get_process(const uint8_t *p, frz_process *s)
   s->records_total = get64(p, 200);
   s->records_dropped = get64(p, 208);
   s->ring_capacity = get32(p, 216);
-  s->reserved0 = 0;
+  s->trigger_latency_us = get32(p, 220); /* reserved (0) before 1.4 */
   get_str(s->trigger_text, p, 224, FRZ_TEXT_MAX);
 }
 

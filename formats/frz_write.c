@@ -85,7 +85,7 @@ static void put_process(uint8_t *p, const frz_process *s)
   put64(p, 200, s->records_total);
   put64(p, 208, s->records_dropped);
   put32(p, 216, s->ring_capacity);
-  put32(p, 220, 0); /* reserved */
+  put32(p, 220, s->trigger_latency_us);
   put_str(p, 224, s->trigger_text, FRZ_TEXT_MAX);
 }
 

@@ -98,6 +98,7 @@ static cJSON *process_obj(jb *j, const frz_process *p)
   add(j, o, "trigger_rank", i64(j, p->trigger_rank));
   add(j, o, "trigger_text", text(j, p->trigger_text, sizeof p->trigger_text));
   add(j, o, "trigger_time_ns", u64(j, p->trigger_time_ns));
+  add(j, o, "trigger_latency_us", u64(j, p->trigger_latency_us));
   add(j, o, "frame", u64(j, p->frame));
   add(j, o, "frame_time_ns", u64(j, p->frame_time_ns));
   add(j, o, "records_total", u64(j, p->records_total));

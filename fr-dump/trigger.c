@@ -109,9 +109,8 @@ int fd_trigger(const char *dir, const char *reason, char *err, size_t errlen)
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
   fd_trigger_reason(reason, why, sizeof why);
-  int n = snprintf(line, sizeof line, "flightrec-trigger v1 rank=-1 time_ns=%" PRIu64 " reason=%s\n",
-                   now, why);
-  if (n < 0 || n >= (int)sizeof line) {
+  int n = frz_trigger_line_format(line, sizeof line, -1, now, why);
+  if (n < 0) {
     snprintf(err, errlen, "trigger line too long");
     return FD_TRIGGER_ERROR;
   }

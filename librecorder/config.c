@@ -100,6 +100,9 @@ void fr_config_load(fr_config *c) {
   c->dump_on_crash = env_bool("FR_DUMP_ON_CRASH", 1);
   c->backtrace_depth = env_uint("FR_BACKTRACE", 0, 0, FRZ_BACKTRACE_MAX);
   c->trigger_file = env_bool("FR_TRIGGER_FILE", 1);
+  c->trigger_pmix = env_bool("FR_TRIGGER_PMIX", 1);
+  c->trigger_store = env_bool("FR_TRIGGER_STORE", 0);
+  c->store_poll_ms = env_uint("FR_TRIGGER_STORE_POLL_MS", 1000, 10, 600000);
   c->profiler_mask = env_mask("FR_PROFILER_MASK", FR_PROFILER_DEFAULT_MASK);
   c->stacks = env_bool("FR_STACKS", 1);
   c->stack_signal = env_signal("FR_STACK_SIGNAL", SIGRTMAX - 2, "SIGRTMAX-2");

@@ -194,7 +194,7 @@ static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
 }
 
 int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int trigger_rank,
-                  const char *trigger_text) {
+                  uint32_t trigger_latency_us, const char *trigger_text) {
   pthread_mutex_lock(&fr_g.dump_lock);
   int rc = -1;
   void *buf = NULL;
@@ -231,6 +231,7 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   p.frame_time_ns = p.anchor_monotonic_ns;
   p.trigger_time_ns = trigger_time_ns;
   p.trigger_rank = trigger_rank;
+  p.trigger_latency_us = trigger_latency_us;
   p.records_total = atomic_load(&fr_g.ring.head);
   p.records_dropped = p.records_total - n;
   snprintf(p.trigger_text, sizeof p.trigger_text, "%s", trigger_text ? trigger_text : "");
@@ -316,20 +317,17 @@ static void trigger_handled(const char *path) {
   if (lstat(path, &sb) == 0 && mtime_ns(&sb) > handled_mtime) handled_mtime = mtime_ns(&sb);
 }
 
+void fr_trigger_file_answered(uint64_t realtime_ns) {
+  if (realtime_ns > handled_mtime) handled_mtime = realtime_ns;
+}
+
 int fr_trigger_file_create(const char *reason) {
   char path[600], tmp[640], line[TRIGGER_MAX];
   if (fr_ensure_dump_dir(fr_g.cfg.dump_dir) != 0) return -1;
   snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
   snprintf(tmp, sizeof tmp, "%s/.TRIGGER.tmp.%u", fr_g.cfg.dump_dir, (unsigned)getpid());
-  char clean[201];
-  size_t k = 0;
-  for (const char *s = reason ? reason : ""; *s && k < sizeof clean - 1; s++)
-    clean[k++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
-  clean[k] = '\0';
-  int n = snprintf(line, sizeof line, "flightrec-trigger v1 rank=%d time_ns=%llu reason=%s\n",
-                   fr_g.proc.global_rank, (unsigned long long)fr_realtime_ns(), clean);
+  int n = frz_trigger_line_format(line, sizeof line, fr_g.proc.global_rank, fr_realtime_ns(), reason);
   if (n < 0) return -1;
-  if ((size_t)n >= sizeof line) n = sizeof line - 1;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
   int ok = write(fd, line, (size_t)n) == n;
@@ -354,8 +352,8 @@ int fr_trigger_file_create(const char *reason) {
  * only a regular file can be a trigger, so a FIFO, socket or device planted
  * there can neither block the watchdog nor be read.  At most TRIGGER_MAX
  * bytes of it are read. */
-int fr_trigger_file_seen(int *rank, char *text, size_t textlen) {
-  char path[600], buf[TRIGGER_MAX + 1];
+int fr_trigger_file_seen(int *rank, uint64_t *time_ns, char *text, size_t textlen) {
+  char path[600], buf[TRIGGER_MAX];
   struct stat sb;
   snprintf(path, sizeof path, "%s/" TRIGGER_NAME, fr_g.cfg.dump_dir);
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -367,22 +365,16 @@ int fr_trigger_file_seen(int *rank, char *text, size_t textlen) {
   }
   if (mtime_ns(&sb) > handled_mtime) handled_mtime = mtime_ns(&sb);
   *rank = -1;
+  *time_ns = 0;
   snprintf(text, textlen, "trigger file");
   if (fd < 0) return 1;
   ssize_t n = read(fd, buf, TRIGGER_MAX);
   close(fd);
   if (n <= 0) return 1;
-  buf[n] = '\0';
-  if (strncmp(buf, "flightrec-trigger v1 ", 21) != 0) return 1; /* garbage: still a trigger */
-  const char *r = strstr(buf, " rank=");
-  if (r) *rank = atoi(r + 6);
-  const char *why = strstr(buf, " reason=");
-  if (why) {
-    why += 8;
-    size_t k = 0;
-    for (; why[k] && why[k] != '\n' && k + 1 < textlen; k++)
-      text[k] = (why[k] >= 0x20 && why[k] < 0x7f) ? why[k] : '?';
-    text[k] = '\0';
-  }
+  frz_trigger_line t;
+  if (frz_trigger_line_parse(buf, (size_t)n, &t) != 0) return 1; /* garbage: still a trigger */
+  *rank = t.rank;
+  *time_ns = t.time_ns;
+  if (t.reason[0]) snprintf(text, textlen, "%s", t.reason);
   return 1;
 }

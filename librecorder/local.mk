@@ -8,6 +8,7 @@ librecorder_librecorder_la_SOURCES = \
 	librecorder/comms.c librecorder/cuda_events.c librecorder/wrappers.c \
 	librecorder/lifecycle.c librecorder/derive.c librecorder/teardown.c librecorder/groups.c \
 	librecorder/watchdog.c librecorder/crash.c librecorder/dump.c librecorder/announce.c \
+	librecorder/relay.h librecorder/relay.c librecorder/relay_pmix.c librecorder/relay_store.c librecorder/nccl/fr_pmix.h \
 	librecorder/nccl/fr_profiler.h librecorder/profiler.h librecorder/plugin.c librecorder/plugin_ops.c \
 	librecorder/progress.c \
 	librecorder/stacks.h librecorder/stacks.c librecorder/pystacks.c \

@@ -18,6 +18,7 @@
 
 #include "identity.h"
 #include "recorder.h"
+#include "relay.h"
 #include "stacks.h"
 
 fr_global fr_g = {.dump_lock = PTHREAD_MUTEX_INITIALIZER, .wake_pipe = {-1, -1}};
@@ -136,7 +137,7 @@ static void first_comm_setup(void) {
   if (fr_g.cfg.stacks && fr_stacks_init() != 0) fr_g.cfg.stacks = 0;
   if (fr_g.cfg.track_completion && fr_cuda_init() != 0)
     fr_log("libcuda.so.1 not usable: completion is not tracked, ops stay 'enqueued'");
-  fr_watchdog_start();
+  if (fr_watchdog_start() == 0) fr_relay_start();
 }
 
 static pthread_once_t first_comm_once = PTHREAD_ONCE_INIT;
@@ -150,12 +151,13 @@ static void child_after_fork(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&fr_g.dump_lock, &fresh, sizeof fresh);
   fr_comms_reset();
+  fr_relay_forget();
 }
 
 static void at_exit_dump(void) {
   if (!atomic_load(&fr_g.enabled) || fr_comm_count() == 0) return;
   fr_dump_write(FRZ_TRIGGER_EXIT, atomic_fetch_add(&fr_g.next_frame, 1), fr_now_ns(),
-                fr_g.proc.global_rank, "process exit");
+                fr_g.proc.global_rank, 0, "process exit");
 }
 
 __attribute__((constructor)) static void fr_load(void) {
@@ -203,5 +205,6 @@ __attribute__((destructor)) static void fr_unload(void) {
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 2;
   if (pthread_mutex_timedlock(&fr_g.dump_lock, &until) == 0) pthread_mutex_unlock(&fr_g.dump_lock);
+  fr_relay_stop();      /* leaves PMIx if it joined: a launcher counts a join without a leave as a failure */
   fr_announce_remove(); /* a clean exit: no longer alive */
 }

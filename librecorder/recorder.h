@@ -40,6 +40,9 @@ typedef struct fr_config {
   int dump_on_crash;           /* FR_DUMP_ON_CRASH (default 1): SIGSEGV/SIGABRT/SIGBUS */
   uint32_t backtrace_depth;    /* FR_BACKTRACE (default 0, at most FRZ_BACKTRACE_MAX) */
   int trigger_file;            /* FR_TRIGGER_FILE (default 1): write/watch DIR/TRIGGER */
+  int trigger_pmix;            /* FR_TRIGGER_PMIX (default 1): PMIx events, when under PMIx */
+  int trigger_store;           /* FR_TRIGGER_STORE (default 0): the job's TCPStore */
+  uint32_t store_poll_ms;      /* FR_TRIGGER_STORE_POLL_MS (default 1000) */
   int stacks;                  /* FR_STACKS (default 1): every thread's stack in each dump */
   int stack_signal;            /* FR_STACK_SIGNAL (default SIGRTMAX-2) */
   uint32_t stack_timeout_ms;   /* FR_STACK_TIMEOUT_MS (default 100): wait for the threads */
@@ -249,13 +252,18 @@ FR_HIDDEN int fr_on_watchdog_thread(void);
 /* Chain a best-effort dump in front of the fatal signals' handlers (crash.c). */
 FR_HIDDEN void fr_crash_handlers_install(void);
 FR_HIDDEN void fr_watchdog_stop(void);
-/* Write one dump now.  Returns 0 on success. */
+/* Write one dump now (trigger_latency_us: how long another rank's trigger
+ * took to reach us, 0 none).  Returns 0 on success. */
 FR_HIDDEN int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns,
-                            int trigger_rank, const char *trigger_text);
+                            int trigger_rank, uint32_t trigger_latency_us, const char *trigger_text);
 /* Create DIR/TRIGGER unless it exists (no overwrite).  0 ok/exists. */
 FR_HIDDEN int fr_trigger_file_create(const char *reason);
-/* Has a fresh trigger file appeared?  Fills rank/text when yes. */
-FR_HIDDEN int fr_trigger_file_seen(int *rank, char *text, size_t textlen);
+/* An episode began at wall-clock `realtime_ns`: a trigger file older than
+ * that is answered by it (watchdog thread). */
+FR_HIDDEN void fr_trigger_file_answered(uint64_t realtime_ns);
+/* Has a fresh trigger file appeared?  Fills the first rank, its wall-clock
+ * time (0 unknown) and the text when yes. */
+FR_HIDDEN int fr_trigger_file_seen(int *rank, uint64_t *time_ns, char *text, size_t textlen);
 /* Create the dump directory (mode 0700) unless it exists; -1 with errno
  * (ELOOP: it is a symbolic link, never followed). */
 FR_HIDDEN int fr_ensure_dump_dir(const char *dir);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "recorder.h"
+#include "relay.h"
 
 #define TRIGGER_POLL_NS UINT64_C(1000000000)
 
@@ -129,6 +130,7 @@ static int describe_timeout(uint64_t id, uint64_t now, char *text, size_t len) {
 typedef struct episode {
   int active;
   int trigger_rank;
+  uint32_t latency_us;          /* another rank's trigger: how long it took to reach us */
   uint32_t frames;              /* frames written in this episode */
   uint64_t trigger_time, next_frame;
   uint64_t completed_at_trigger; /* scan_state.completed when it began */
@@ -139,10 +141,20 @@ static uint64_t frame_interval_ns(void) {
   return (uint64_t)fr_g.cfg.frame_interval_sec * 1000000000ull;
 }
 
-/* A trigger of this process's own, if any: a request from a wrapper or the
- * signal handler, the timeout, or the shared trigger file. */
+/* Microseconds from wall-clock time `then` (another rank's) to now; 0 unknown. */
+static uint32_t latency_since(uint64_t then) {
+  uint64_t now = fr_realtime_ns();
+  if (!then || now <= then) return 0;
+  uint64_t us = (now - then) / 1000;
+  return us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* A trigger, if any: a request from a wrapper or the signal handler, this
+ * process's timeout, the shared trigger file, or another rank's hang
+ * relayed by PMIx or the TCPStore. */
 static int find_trigger(int req, const scan_state *st, uint64_t now, uint64_t *next_poll,
                         episode *ep) {
+  ep->latency_us = 0;
   if (req) {
     ep->trigger_rank = fr_g.proc.global_rank;
     snprintf(ep->text, sizeof ep->text, "%s", frz_trigger_name((unsigned)req));
@@ -152,19 +164,31 @@ static int find_trigger(int req, const scan_state *st, uint64_t now, uint64_t *n
       describe_timeout(st->oldest_id, now, ep->text, sizeof ep->text)) {
     ep->trigger_rank = fr_g.proc.global_rank;
     if (fr_g.cfg.trigger_file) fr_trigger_file_create(ep->text);
+    fr_relay_post(ep->text, fr_realtime_ns());
     fr_log("hang: %s; dumping to %s", ep->text, fr_g.cfg.dump_dir);
     return FRZ_TRIGGER_TIMEOUT;
   }
+  fr_relay_trigger rt;
+  if (fr_relay_take(&rt)) {
+    ep->trigger_rank = rt.rank;
+    ep->latency_us = rt.latency_us > UINT32_MAX ? UINT32_MAX : (uint32_t)rt.latency_us;
+    snprintf(ep->text, sizeof ep->text, "%s", rt.text);
+    return rt.trigger;
+  }
   if (fr_g.cfg.trigger_file && now >= *next_poll) {
     *next_poll = now + TRIGGER_POLL_NS;
-    if (fr_trigger_file_seen(&ep->trigger_rank, ep->text, sizeof ep->text)) return FRZ_TRIGGER_FILE;
+    uint64_t then = 0;
+    if (fr_trigger_file_seen(&ep->trigger_rank, &then, ep->text, sizeof ep->text)) {
+      ep->latency_us = latency_since(then);
+      return FRZ_TRIGGER_FILE;
+    }
   }
   return 0;
 }
 
 static void dump_frame(int trigger, const episode *ep) {
   fr_dump_write(trigger, atomic_fetch_add(&fr_g.next_frame, 1), ep->trigger_time,
-                ep->trigger_rank, ep->text);
+                ep->trigger_rank, ep->latency_us, ep->text);
 }
 
 /* One poll's worth of episode logic: start, next frame, or recovery. */
@@ -173,6 +197,9 @@ static void step_episode(episode *ep, const scan_state *st, int req, uint64_t no
   if (!ep->active) {
     int trigger = find_trigger(req, st, now, next_poll, ep);
     if (!trigger) return;
+    uint64_t wall = fr_realtime_ns(); /* what came before this is answered by this episode */
+    fr_relay_handled(wall);
+    fr_trigger_file_answered(wall);
     ep->active = 1;
     ep->frames = 1;
     ep->trigger_time = now;
@@ -236,6 +263,7 @@ static void *watchdog_main(void *arg) {
     if (pending & (1u << FRZ_TRIGGER_CRASH)) { /* first, whatever the episode */
       episode crash = ep;
       crash.trigger_rank = fr_g.proc.global_rank;
+      crash.latency_us = 0;
       crash.trigger_time = now;
       snprintf(crash.text, sizeof crash.text, "fatal signal %d", atomic_load(&fr_g.crash_signal));
       dump_frame(FRZ_TRIGGER_CRASH, &crash);

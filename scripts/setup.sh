@@ -15,6 +15,8 @@ packages=(
   tmux                                         # fr-tui's interactive test
   valgrind                                     # memcheck of the tools (make check)
   python3                                      # the scenario generator and PyTorch fixtures (make check)
+  openmpi-bin                                  # mpirun: the PMIx trigger test (make check)
+  libpmix-dev                                  # pmix.h: our PMIx declarations checked (make check)
 )
 
 if [ "${1:-}" = "--fuzz" ]; then

@@ -125,7 +125,13 @@ TESTS += tests/unit/check_cuda_decls
 tests_unit_check_cuda_decls_SOURCES = tests/unit/check_cuda_decls.c
 tests_unit_check_cuda_decls_CPPFLAGS = $(AM_CPPFLAGS) -isystem $(CUDA_DIR)/include
 endif
-EXTRA_DIST += tests/unit/check_nccl_decls.c tests/unit/check_cuda_decls.c
+if HAVE_REAL_PMIX_H
+check_PROGRAMS += tests/unit/check_pmix_decls
+TESTS += tests/unit/check_pmix_decls
+tests_unit_check_pmix_decls_SOURCES = tests/unit/check_pmix_decls.c
+tests_unit_check_pmix_decls_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS)
+endif
+EXTRA_DIST += tests/unit/check_nccl_decls.c tests/unit/check_cuda_decls.c tests/unit/check_pmix_decls.c
 
 ## Pass-through against the real libnccl.so.2 (works without a GPU).
 if HAVE_REAL_LIBNCCL
@@ -150,8 +156,9 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/recorder-sigstop.sh tests/e2e/recorder-dump-dir.sh tests/e2e/valgrind-tools.sh \
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh \
 	tests/e2e/scenario-lifecycle.sh tests/e2e/scenario-init-waits.sh tests/e2e/scenario-breakit.sh \
-	tests/e2e/random-hangs.sh tests/e2e/scenario-reactions.sh
+	tests/e2e/random-hangs.sh tests/e2e/scenario-reactions.sh tests/e2e/trigger-relay.sh
 TESTS += $(E2E_TESTS)
+EXTRA_DIST += tests/store-server.py tests/relay-rank.sh
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
 # stress (blocked, masked and many threads, hundreds of dumps); Python stacks
 # of a ctypes job on the simulator.

@@ -34,20 +34,25 @@ tests_bench_fr_bench_stacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/librecorde
 tests_bench_fr_bench_stacks_LDADD = $(PTHREAD_LIBS)
 CLEANFILES += $(BENCH_PROGS) tests/bench/libnccl.la
 
-EXTRA_DIST += tests/bench/run-bench.sh tests/bench/run-bench-stacks.sh tests/bench/run-bench-analyze.sh
-# `make bench`: the recorder's tables (overhead, then one stack collection),
-# then the analyzer's (BENCHMARKS.md); `make bench-recorder` and
+EXTRA_DIST += tests/bench/run-bench.sh tests/bench/run-bench-stacks.sh tests/bench/run-bench-analyze.sh \
+	tests/bench/run-bench-trigger.sh
+# `make bench`: the recorder's tables (overhead, one stack collection, how
+# long a hang takes to reach every rank), then the analyzer's
+# (BENCHMARKS.md); `make bench-recorder`, `make bench-trigger` and
 # `make bench-analyze` run one part.
 bench: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh && \
-	  $(SHELL) $(srcdir)/tests/bench/run-bench-stacks.sh
+	  $(SHELL) $(srcdir)/tests/bench/run-bench-stacks.sh && \
+	  bash $(srcdir)/tests/bench/run-bench-trigger.sh
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
 bench-recorder: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh && \
 	  $(SHELL) $(srcdir)/tests/bench/run-bench-stacks.sh
+bench-trigger: all tests/scenario/fr-scenario-job
+	@. $(abs_top_builddir)/tests/testenv.sh; bash $(srcdir)/tests/bench/run-bench-trigger.sh
 bench-analyze: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
-.PHONY: bench bench-recorder bench-analyze
+.PHONY: bench bench-recorder bench-trigger bench-analyze
 clean-local: clean-local-bench
 clean-local-bench:
 	-rm -rf $(top_builddir)/bench-out $(top_builddir)/tests/bench/.libs

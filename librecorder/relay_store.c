@@ -1,0 +1,237 @@
+/* relay_store.c — a hang passed through the job's TCPStore (relay.h).
+ *
+ * PyTorch launchers (torchrun, init_process_group's env://) run a TCPStore
+ * at MASTER_ADDR:MASTER_PORT that every rank reaches.  With
+ * FR_TRIGGER_STORE=1 the relay thread holds one connection of its own to
+ * it; a hang sets the key /flightrec/trigger[/JOB] to the trigger line,
+ * and every FR_TRIGGER_STORE_POLL_MS (default 1000) each rank asks whether
+ * the key exists and reads it when it does: one small query per rank per
+ * poll.
+ *
+ * The wire protocol is PyTorch's (torch/csrc/distributed/c10d/TCPStore.cpp
+ * and TCPStoreBackend.hpp; the legacy and the libuv servers speak the
+ * same): a query is a u8 type, then its arguments; integers in the host's
+ * byte order; a string or byte vector is a u64 length and the bytes.
+ *   VALIDATE (0): u32 0x3C85F7CE, first on every connection; no answer
+ *   SET      (1): key, value; no answer
+ *   GET      (3): key; answer: value (the server waits while the key is
+ *                 missing, so it is asked only after CHECK said ready)
+ *   CHECK    (5): u64 count, keys; answer: u8 0 ready (all exist), 1 not
+ * PyTorch's client API puts "/" in front of every key, so Python sees ours
+ * as store.get("flightrec/trigger/JOB").  Every send and receive has a
+ * 2-second limit; a store that refuses us or breaks is one line on stderr,
+ * then retried quietly at growing intervals (up to 30 s).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "recorder.h"
+#include "relay.h"
+
+#define STORE_MAGIC 0x3C85F7CEu
+#define Q_VALIDATE 0
+#define Q_SET 1
+#define Q_GET 3
+#define Q_CHECK 5
+#define IO_LIMIT_MS 2000
+#define RETRY_MAX_NS (30ull * 1000000000ull)
+
+static int fd = -1;
+static char host[256], port[16], key[160];
+static uint64_t next_try_ns, retry_ns = 1000000000ull;
+static int complained;
+
+/* host and port from FR_TRIGGER_STORE_ADDR (HOST:PORT, [V6]:PORT), else
+ * MASTER_ADDR and MASTER_PORT. */
+static int find_address(void) {
+  const char *a = getenv("FR_TRIGGER_STORE_ADDR");
+  if (a && *a) {
+    const char *colon = strrchr(a, ':');
+    if (!colon || colon == a || !colon[1] || strlen(colon + 1) >= sizeof port) return -1;
+    size_t hl = (size_t)(colon - a);
+    if (a[0] == '[' && hl >= 2 && a[hl - 1] == ']') a++, hl -= 2;
+    if (hl >= sizeof host) return -1;
+    memcpy(host, a, hl);
+    host[hl] = '\0';
+    snprintf(port, sizeof port, "%s", colon + 1);
+    return 0;
+  }
+  const char *h = getenv("MASTER_ADDR"), *p = getenv("MASTER_PORT");
+  if (!h || !*h || !p || !*p || strlen(h) >= sizeof host || strlen(p) >= sizeof port) return -1;
+  snprintf(host, sizeof host, "%s", h);
+  snprintf(port, sizeof port, "%s", p);
+  return 0;
+}
+
+int fr_store_wanted(void) {
+  if (!fr_g.cfg.trigger_store) return 0;
+  if (find_address() != 0) {
+    fr_log("FR_TRIGGER_STORE=1 but no store address (FR_TRIGGER_STORE_ADDR=HOST:PORT, or MASTER_ADDR "
+           "and MASTER_PORT); the store is not used");
+    return 0;
+  }
+  if (fr_g.cfg.job_id[0]) snprintf(key, sizeof key, "/flightrec/trigger/%.100s", fr_g.cfg.job_id);
+  else snprintf(key, sizeof key, "/flightrec/trigger");
+  return 1;
+}
+
+/* Wait until fd is ready for `events`, at most IO_LIMIT_MS: 0 or -1. */
+static int wait_fd(short events) {
+  struct pollfd p = {fd, events, 0};
+  int n;
+  do n = poll(&p, 1, IO_LIMIT_MS);
+  while (n < 0 && errno == EINTR);
+  return n == 1 && !(p.revents & (POLLERR | POLLNVAL)) ? 0 : -1;
+}
+
+static int send_all(const void *buf, size_t len) {
+  const uint8_t *b = buf;
+  while (len) {
+    if (wait_fd(POLLOUT) != 0) return -1;
+    ssize_t n = send(fd, b, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return -1;
+    b += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static int recv_all(void *buf, size_t len) {
+  uint8_t *b = buf;
+  while (len) {
+    if (wait_fd(POLLIN) != 0) return -1;
+    ssize_t n = recv(fd, b, len, MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return -1;
+    b += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* A query: its type, then for each of `n` parts a u64 length and bytes
+ * (lens[i] == (size_t)-1: the part is a raw value, no length). */
+static int send_query(uint8_t type, const void *const *parts, const size_t *lens, int n) {
+  uint8_t buf[FRZ_TRIGGER_LINE_MAX + 256];
+  size_t at = 0;
+  buf[at++] = type;
+  for (int i = 0; i < n; i++) {
+    int raw = lens[i] == (size_t)-1;
+    size_t len = raw ? sizeof(uint64_t) : lens[i];
+    if (at + 8 + len > sizeof buf) return -1;
+    if (!raw) {
+      uint64_t l = len;
+      memcpy(buf + at, &l, 8);
+      at += 8;
+    }
+    memcpy(buf + at, parts[i], len);
+    at += len;
+  }
+  return send_all(buf, at);
+}
+
+static void drop(const char *why) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+  if (!complained) {
+    fr_log("FR_TRIGGER_STORE: the TCPStore at %s:%s %s; retrying quietly (the trigger file goes on working)",
+           host, port, why);
+    complained = 1;
+  }
+}
+
+static int connect_store(void) {
+  struct addrinfo hints, *res = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host, port, &hints, &res) != 0 || !res) {
+    drop("cannot be resolved");
+    return -1;
+  }
+  for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) continue;
+    int ok = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    if (!ok && errno == EINPROGRESS && wait_fd(POLLOUT) == 0) {
+      int err = 0;
+      socklen_t el = sizeof err;
+      ok = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0;
+    }
+    if (!ok) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  if (fd < 0) {
+    drop("refuses the connection");
+    return -1;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  uint8_t v[5] = {Q_VALIDATE};
+  uint32_t magic = STORE_MAGIC;
+  memcpy(v + 1, &magic, 4);
+  if (send_all(v, sizeof v) != 0) {
+    drop("does not take our validation");
+    return -1;
+  }
+  retry_ns = 1000000000ull;
+  return 0;
+}
+
+/* Connected, or tried too recently: 0 when fd is usable. */
+static int ensure(uint64_t now_ns) {
+  if (fd >= 0) return 0;
+  if (now_ns < next_try_ns) return -1;
+  if (connect_store() == 0) return 0;
+  next_try_ns = now_ns + retry_ns;
+  retry_ns = retry_ns * 2 > RETRY_MAX_NS ? RETRY_MAX_NS : retry_ns * 2;
+  return -1;
+}
+
+void fr_store_poll(uint64_t now_ns) {
+  if (ensure(now_ns) != 0) return;
+  uint64_t one = 1;
+  const void *cparts[] = {&one, key};
+  size_t clens[] = {(size_t)-1, strlen(key)};
+  uint8_t ready = 1;
+  if (send_query(Q_CHECK, cparts, clens, 2) != 0 || recv_all(&ready, 1) != 0) {
+    drop("stopped answering");
+    return;
+  }
+  if (ready != 0) return; /* 1: not there (yet) */
+  const void *gparts[] = {key};
+  size_t glens[] = {strlen(key)};
+  uint64_t len = 0;
+  char value[FRZ_TRIGGER_LINE_MAX];
+  if (send_query(Q_GET, gparts, glens, 1) != 0 || recv_all(&len, 8) != 0 || len > sizeof value ||
+      recv_all(value, (size_t)len) != 0) {
+    drop("gave a broken answer");
+    return;
+  }
+  fr_relay_deliver(FRZ_TRIGGER_STORE, value, (size_t)len);
+}
+
+void fr_store_publish(const char *line) {
+  if (fd < 0 && connect_store() != 0) return; /* a hang is worth a connection attempt now */
+  const void *parts[] = {key, line};
+  size_t lens[] = {strlen(key), strlen(line)};
+  if (send_query(Q_SET, parts, lens, 2) != 0) drop("refused our key");
+}
+
+void fr_store_close(void) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}

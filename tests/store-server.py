@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""store-server.py - a small key-value server that speaks PyTorch's TCPStore
+wire protocol, for the recorder's FR_TRIGGER_STORE tests (no PyTorch here).
+
+Written from PyTorch's torch/csrc/distributed/c10d/TCPStore.cpp (the client)
+and TCPStoreBackend.hpp (query types, validation magic): a query is a u8
+type and its arguments, integers in little-endian byte order, a string or a
+byte vector a u64 length and the bytes.  It answers VALIDATE (0), SET (1),
+COMPARE_SET (2), GET (3), ADD (4), CHECK (5), GETNUMKEYS (7), DELETE_KEY (8)
+and PING (13, newer PyTorch); WAIT and the multi-key queries are not needed
+here.  A connection whose first query is not VALIDATE with the magic
+0x3C85F7CE is closed, as PyTorch's servers do; a GET of a missing key closes
+the connection (PyTorch's client waits for the key first).
+
+  store-server.py --port-file FILE [--refuse]
+Listens on 127.0.0.1 at a free port, writes the port to FILE, logs one line
+per SET and GET ("SET key value") on stdout.  --refuse: close every
+connection at once (a store that refuses us).
+"""
+import argparse
+import socket
+import socketserver
+import struct
+import sys
+import threading
+
+MAGIC = 0x3C85F7CE
+DATA = {}
+LOCK = threading.Lock()
+
+
+def log(line):
+    with LOCK:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+class Handler(socketserver.BaseRequestHandler):
+    def read(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.request.recv(n - len(buf))
+            if not chunk:
+                raise EOFError
+            buf += chunk
+        return buf
+
+    def u64(self):
+        return struct.unpack("<Q", self.read(8))[0]
+
+    def blob(self):
+        return self.read(self.u64())
+
+    def send_blob(self, b):
+        self.request.sendall(struct.pack("<Q", len(b)) + b)
+
+    def handle(self):
+        if self.server.refuse:
+            return
+        try:
+            if self.read(1)[0] != 0 or struct.unpack("<I", self.read(4))[0] != MAGIC:
+                return
+            while True:
+                q = self.read(1)[0]
+                if q == 1:  # SET
+                    k, v = self.blob(), self.blob()
+                    with LOCK:
+                        DATA[k] = v
+                    log("SET %s %s" % (k.decode(errors="replace"), v.decode(errors="replace").strip()))
+                elif q == 2:  # COMPARE_SET
+                    k, exp, new = self.blob(), self.blob(), self.blob()
+                    with LOCK:
+                        cur = DATA.get(k)
+                        if (cur is None and exp == b"") or cur == exp:
+                            DATA[k] = new
+                            cur = new
+                        elif cur is None:
+                            cur = exp
+                    self.send_blob(cur)
+                elif q == 3:  # GET
+                    k = self.blob()
+                    with LOCK:
+                        v = DATA.get(k)
+                    if v is None:
+                        return
+                    log("GET %s" % k.decode(errors="replace"))
+                    self.send_blob(v)
+                elif q == 4:  # ADD
+                    k = self.blob()
+                    d = struct.unpack("<q", self.read(8))[0]
+                    with LOCK:
+                        v = int(DATA.get(k, b"0")) + d
+                        DATA[k] = str(v).encode()
+                    self.request.sendall(struct.pack("<q", v))
+                elif q == 5:  # CHECK
+                    keys = [self.blob() for _ in range(self.u64())]
+                    with LOCK:
+                        ready = all(k in DATA for k in keys)
+                    self.request.sendall(bytes([0 if ready else 1]))
+                elif q == 7:  # GETNUMKEYS
+                    with LOCK:
+                        n = len(DATA)
+                    self.request.sendall(struct.pack("<q", n))
+                elif q == 8:  # DELETE_KEY
+                    k = self.blob()
+                    with LOCK:
+                        n = 1 if DATA.pop(k, None) is not None else 0
+                    self.request.sendall(struct.pack("<q", n))
+                elif q == 13:  # PING
+                    self.request.sendall(self.read(4))
+                else:
+                    log("unknown query %d" % q)
+                    return
+        except (EOFError, ConnectionError):
+            return
+
+
+class Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--refuse", action="store_true")
+    a = ap.parse_args()
+    srv = Server(("127.0.0.1", 0), Handler)
+    srv.refuse = a.refuse
+    with open(a.port_file + ".tmp", "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    import os
+    os.replace(a.port_file + ".tmp", a.port_file)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
