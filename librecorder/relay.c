@@ -155,6 +155,7 @@ void fr_relay_stop(void) {
   stopping = 1;
   pthread_cond_signal(&wake);
   pthread_mutex_unlock(&lock);
+  if (use_store) fr_store_interrupt();
   /* a store or launcher that does not answer must not hold up the exit */
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);

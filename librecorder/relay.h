@@ -62,6 +62,7 @@ void fr_pmix_forget(void);                /* fork child: never call PMIx */
 int fr_store_wanted(void);                /* FR_TRIGGER_STORE=1 and an address */
 void fr_store_poll(uint64_t now_ns);      /* connect if need be; look at the key */
 void fr_store_publish(const char *line);  /* set the key */
+void fr_store_interrupt(void);            /* any thread, at exit: end a send or receive in progress */
 void fr_store_close(void);
 
 #endif /* FR_RELAY_H */

@@ -45,10 +45,11 @@
 #define IO_LIMIT_MS 2000
 #define RETRY_MAX_NS (30ull * 1000000000ull)
 
-static int fd = -1;
+static int fd = -1; /* written atomically: fr_store_interrupt reads it from another thread */
 static char host[256], port[16], key[160];
 static uint64_t next_try_ns, retry_ns = 1000000000ull;
 static int complained;
+static _Atomic int interrupted; /* the process is exiting: no more tries, no complaint */
 
 /* host and port from FR_TRIGGER_STORE_ADDR (HOST:PORT, [V6]:PORT), else
  * MASTER_ADDR and MASTER_PORT. */
@@ -142,8 +143,8 @@ static int send_query(uint8_t type, const void *const *parts, const size_t *lens
 
 static void drop(const char *why) {
   if (fd >= 0) close(fd);
-  fd = -1;
-  if (!complained) {
+  __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
+  if (!complained && !atomic_load(&interrupted)) {
     fr_log("FR_TRIGGER_STORE: the TCPStore at %s:%s %s; retrying quietly (the trigger file goes on working)",
            host, port, why);
     complained = 1;
@@ -160,7 +161,8 @@ static int connect_store(void) {
     return -1;
   }
   for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    __atomic_store_n(&fd, socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol),
+                     __ATOMIC_RELEASE);
     if (fd < 0) continue;
     int ok = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
     if (!ok && errno == EINPROGRESS && wait_fd(POLLOUT) == 0) {
@@ -170,10 +172,14 @@ static int connect_store(void) {
     }
     if (!ok) {
       close(fd);
-      fd = -1;
+      __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
     }
   }
   freeaddrinfo(res);
+  if (atomic_load(&interrupted) && fd >= 0) {
+    close(fd);
+    __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
+  }
   if (fd < 0) {
     drop("refuses the connection");
     return -1;
@@ -194,6 +200,7 @@ static int connect_store(void) {
 /* Connected, or tried too recently: 0 when fd is usable. */
 static int ensure(uint64_t now_ns) {
   if (fd >= 0) return 0;
+  if (atomic_load(&interrupted)) return -1;
   if (now_ns < next_try_ns) return -1;
   if (connect_store() == 0) return 0;
   next_try_ns = now_ns + retry_ns;
@@ -231,7 +238,13 @@ void fr_store_publish(const char *line) {
   if (send_query(Q_SET, parts, lens, 2) != 0) drop("refused our key");
 }
 
+void fr_store_interrupt(void) {
+  atomic_store(&interrupted, 1);
+  int f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+  if (f >= 0) shutdown(f, SHUT_RDWR); /* a send or receive in progress returns at once */
+}
+
 void fr_store_close(void) {
   if (fd >= 0) close(fd);
-  fd = -1;
+  __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
 }
