@@ -121,17 +121,17 @@ static void entry_facts(pt_ctx *c, pg_facts *facts)
   char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
   for (uint32_t i = 0; i < c->npgs; i++) facts[i] = (pg_facts){-1, 0, 0, 0};
   for (uint32_t i = 0; i < c->nentries; i++) {
-    const pv *e = c->entries->items[i];
+    const pt_entry *e = &c->ef[i];
     pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
     if (!g) continue;
     pg_facts *f = &facts[g - c->pgs];
     int64_t id = 0, cs = -1;
-    pv_int(pv_get(e, "record_id"), &id);
-    pv_cstr(pv_get(e, "profiling_name"), pn, sizeof pn);
+    pv_int(e->f[PK_RECORD_ID], &id);
+    pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
     int32_t self, peer;
-    const pv *isp = pv_get(e, "is_p2p");
+    const pv *isp = e->f[PK_IS_P2P];
     int p2p = pt_p2p_ranks(pn, &self, &peer) == 0 || (isp && isp->type == PV_BOOL && isp->num.i);
-    if (p2p && pv_int(pv_get(e, "collective_seq_id"), &cs) == 0 && cs > f->p2p_coll_seq)
+    if (p2p && pv_int(e->f[PK_COLLECTIVE_SEQ_ID], &cs) == 0 && cs > f->p2p_coll_seq)
       f->p2p_coll_seq = cs;
     if (!f->any || (uint64_t)id >= f->last_id) {
       f->last_id = (uint64_t)id;
@@ -302,6 +302,7 @@ static frz_status convert(pt_ctx *c, const char *form, frz_dump *d)
   for (uint32_t i = 0; i < c->nentries; i++)
     if (c->entries->items[i]->type != PV_DICT)
       return pt_bad(c, "not a PyTorch Flight Recorder dump: ", "an entry is not a dict");
+  if (pt_index_entries(c) != 0) return pt_nomem(c);
   d->pt = calloc(1, sizeof *d->pt);
   if (!d->pt) return pt_nomem(c);
   d->pt->has_entries = c->entries != NULL;
@@ -378,6 +379,7 @@ frz_status frz_import_pytorch(const void *buf, size_t len, const char *name, frz
   if (!st) st = convert(&c, form == FRZ_PT_PICKLE ? "pickle" : "JSON", out);
   for (uint32_t i = 0; i < c.npgs; i++) free(c.pgs[i].ranks);
   free(c.pgs);
+  free(c.ef);
   idmap_free(&c.pgmap);
   pv_arena_free(&a);
   if (st) {

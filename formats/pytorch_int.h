@@ -28,12 +28,24 @@ typedef struct pt_pg {
   uint32_t nentries;     /* retained entries of the group */
 } pt_pg;
 
+/* The fields of an entry the importer reads, looked up once per entry
+ * (pt_index_entries) instead of once per use. */
+enum {
+  PK_RECORD_ID, PK_PROFILING_NAME, PK_IS_P2P, PK_INPUT_SIZES, PK_OUTPUT_SIZES, PK_INPUT_DTYPES,
+  PK_OUTPUT_DTYPES, PK_P2P_SEQ_ID, PK_COLLECTIVE_SEQ_ID, PK_SEQ_ID, PK_STATE, PK_TIME_CREATED_NS,
+  PK_TIME_STARTED_NS, PK_TIME_COMPLETED_NS, PK_PROCESS_GROUP, PK_PG_ID, PK_N
+};
+typedef struct pt_entry {
+  const pv *f[PK_N]; /* NULL: the entry has no such key */
+} pt_entry;
+
 typedef struct pt_ctx {
   const char *name;
   frz_error *err;
   const pv *root;
   const pv *entries;     /* the entries list; NULL when the dump has none */
   uint32_t nentries;
+  pt_entry *ef;          /* ef[i]: the fields of entries->items[i] */
   pt_pg *pgs;
   uint32_t npgs, cappgs;
   idmap pgmap;           /* hash of a group's name -> index in pgs */
@@ -48,8 +60,10 @@ uint64_t pt_fnv(uint64_t h, const void *p, size_t n);
 
 /* The group of pg_config or entries named `name`, or NULL. */
 pt_pg *pt_find_pg(pt_ctx *c, const char *name);
+/* Look every entry's fields up once (c->ef); -1 out of memory. */
+int pt_index_entries(pt_ctx *c);
 /* The group name of an entry: process_group[0], else its pg_id. */
-const char *pt_entry_pg_name(const pv *e, char *buf, size_t size);
+const char *pt_entry_pg_name(const pt_entry *e, char *buf, size_t size);
 /* Groups of pg_config and of the entries, each with its pg_id and its
  * pg_status entry where they can be told (pytorch_pg.c). */
 frz_status pt_load_pgs(pt_ctx *c);

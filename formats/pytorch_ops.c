@@ -71,8 +71,9 @@ static const struct {
 
 uint16_t pt_op_of_word(const char *w, size_t n)
 {
-  for (size_t i = 0; i < sizeof op_map / sizeof *op_map; i++)
-    if (strlen(op_map[i].name) == n && strncmp(op_map[i].name, w, n) == 0) return op_map[i].op;
+  for (size_t i = 0; i < sizeof op_map / sizeof *op_map; i++) /* first byte first: no strlen per name */
+    if (n && op_map[i].name[0] == w[0] && strncmp(op_map[i].name, w, n) == 0 && op_map[i].name[n] == '\0')
+      return op_map[i].op;
   return FRZ_OP_NONE;
 }
 
@@ -92,10 +93,19 @@ int pt_p2p_ranks(const char *pname, int32_t *self, int32_t *peer)
   const char *w = name_word(pname, &n);
   uint16_t op = pt_op_of_word(w, n);
   const char *sp = strchr(pname, ' ');
-  long a, b;
-  char arrow[3];
   if (op != FRZ_OP_Send && op != FRZ_OP_Recv) return -1;
-  if (!sp || sscanf(sp + 1, "%ld%2[-<>]%ld", &a, arrow, &b) != 3) return -1;
+  if (!sp) return -1;
+  /* "A->B" or "A<-B" (as sscanf "%ld%2[-<>]%ld" would read it, without its cost) */
+  char *end;
+  long a = strtol(sp + 1, &end, 10);
+  if (end == sp + 1) return -1;
+  char arrow[3];
+  size_t k = 0;
+  while (k < 2 && (end[k] == '-' || end[k] == '<' || end[k] == '>')) arrow[k] = end[k], k++;
+  arrow[k] = '\0';
+  const char *bp = end + k;
+  long b = strtol(bp, &end, 10);
+  if (!k || end == bp) return -1;
   if ((strcmp(arrow, "->") != 0 && strcmp(arrow, "<-") != 0) || a < 0 || b < 0 ||
       a > INT32_MAX || b > INT32_MAX)
     return -1;
@@ -183,7 +193,7 @@ static uint32_t intern(frz_pt_info *pt, uint32_t *cap, const char *w, size_t n)
 }
 
 /* One record from entry e; 1 = skipped (no comm for it), -1 out of memory. */
-static int fill_one(pt_ctx *c, frz_dump *d, const pv *e, uint32_t *cap, uint32_t *comm)
+static int fill_one(pt_ctx *c, frz_dump *d, const pt_entry *e, uint32_t *cap, uint32_t *comm)
 {
   char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
   pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
@@ -194,39 +204,39 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pv *e, uint32_t *cap, uint32_t
   int64_t v;
   memset(x, 0, sizeof *x);
   memset(p, 0, sizeof *p);
-  x->id = pv_int(pv_get(e, "record_id"), &v) == 0 && v >= 0 ? (uint64_t)v : 0;
+  x->id = pv_int(e->f[PK_RECORD_ID], &v) == 0 && v >= 0 ? (uint64_t)v : 0;
   x->comm_id = d->comms[g->comm].comm_id;
   x->comm_rank = d->comms[g->comm].rank; /* PyTorch's pg rank of this process */
   x->cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
   x->nccl_seq = UINT64_MAX; /* PyTorch says nothing of NCCL's profiler view */
   x->algo = FRZ_ALGO_UNKNOWN;
   x->proto = FRZ_PROTO_UNKNOWN;
-  pv_cstr(pv_get(e, "profiling_name"), pn, sizeof pn);
+  pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
   size_t n;
   const char *w = name_word(pn, &n);
   x->op = pt_op_of_word(w, n);
   if ((p->name = intern(d->pt, cap, w, n)) == UINT32_MAX) return -1;
-  const pv *isp = pv_get(e, "is_p2p");
+  const pv *isp = e->f[PK_IS_P2P];
   int close = coalesced_close(w, n);
   int p2p = x->op == FRZ_OP_Send || x->op == FRZ_OP_Recv || (isp && isp->type == PV_BOOL && isp->num.i);
   x->peer = -1;
   x->redop = PT_NO_DTYPE;
   static const struct {
-    const char *key;
+    int key;
     uint8_t bit;
-  } has[] = {{"input_sizes", FRZ_PT_HAS_IN_SIZES},
-             {"output_sizes", FRZ_PT_HAS_OUT_SIZES},
-             {"input_dtypes", FRZ_PT_HAS_IN_DTYPES},
-             {"output_dtypes", FRZ_PT_HAS_OUT_DTYPES}};
+  } has[] = {{PK_INPUT_SIZES, FRZ_PT_HAS_IN_SIZES},
+             {PK_OUTPUT_SIZES, FRZ_PT_HAS_OUT_SIZES},
+             {PK_INPUT_DTYPES, FRZ_PT_HAS_IN_DTYPES},
+             {PK_OUTPUT_DTYPES, FRZ_PT_HAS_OUT_DTYPES}};
   for (size_t i = 0; i < sizeof has / sizeof *has; i++) {
-    const pv *f = pv_get(e, has[i].key);
+    const pv *f = e->f[has[i].key];
     if (f && (f->type == PV_LIST || f->type == PV_TUPLE)) p->fields |= has[i].bit;
   }
-  p->in_dtype = dtype_of(pv_get(e, "input_dtypes"));
-  p->out_dtype = dtype_of(pv_get(e, "output_dtypes"));
-  p->in_numel = numel_of(pv_get(e, "input_sizes"));
-  p->out_numel = numel_of(pv_get(e, "output_sizes"));
-  if (pv_int(pv_get(e, "p2p_seq_id"), &v) == 0 && v >= 0) p->p2p_seq_id = (uint64_t)v;
+  p->in_dtype = dtype_of(e->f[PK_INPUT_DTYPES]);
+  p->out_dtype = dtype_of(e->f[PK_OUTPUT_DTYPES]);
+  p->in_numel = numel_of(e->f[PK_INPUT_SIZES]);
+  p->out_numel = numel_of(e->f[PK_OUTPUT_SIZES]);
+  if (pv_int(e->f[PK_P2P_SEQ_ID], &v) == 0 && v >= 0) p->p2p_seq_id = (uint64_t)v;
   x->dtype = p->in_dtype != PT_NO_DTYPE ? p->in_dtype : p->out_dtype;
   x->count = x->op == FRZ_OP_ReduceScatter ? p->out_numel : p->in_numel;
   if (close) p->coalesced = FRZ_PT_COALESCED_CLOSE;
@@ -239,14 +249,14 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pv *e, uint32_t *cap, uint32_t
     if (pt_p2p_ranks(pn, &self, &peer) == 0) x->peer = peer;
   } else {
     x->kind = x->op == FRZ_OP_CommSplit ? FRZ_KIND_LIFE : FRZ_KIND_COLL;
-    const pv *s = pv_get(e, "collective_seq_id");
-    if (!s) s = pv_get(e, "seq_id");
+    const pv *s = e->f[PK_COLLECTIVE_SEQ_ID];
+    if (!s) s = e->f[PK_SEQ_ID];
     x->seq = pv_int(s, &v) == 0 && v >= 0 ? (uint64_t)v : 0;
   }
-  x->state = (uint8_t)state_of(pv_get(e, "state"));
-  x->t_enqueue_ns = time_of(pv_get(e, "time_created_ns"));
-  x->t_start_ns = time_of(pv_get(e, "time_discovered_started_ns"));
-  x->t_complete_ns = time_of(pv_get(e, "time_discovered_completed_ns"));
+  x->state = (uint8_t)state_of(e->f[PK_STATE]);
+  x->t_enqueue_ns = time_of(e->f[PK_TIME_CREATED_NS]);
+  x->t_start_ns = time_of(e->f[PK_TIME_STARTED_NS]);
+  x->t_complete_ns = time_of(e->f[PK_TIME_COMPLETED_NS]);
   return 0;
 }
 
@@ -362,7 +372,7 @@ frz_status pt_fill_records(pt_ctx *c, frz_dump *d, uint32_t *rec_comm)
 {
   uint32_t cap = 0;
   for (uint32_t i = 0; i < c->nentries; i++) {
-    int rc = fill_one(c, d, c->entries->items[i], &cap, &rec_comm[d->nrecords]);
+    int rc = fill_one(c, d, &c->ef[i], &cap, &rec_comm[d->nrecords]);
     if (rc < 0) return pt_nomem(c);
     if (rc == 0) d->nrecords++;
   }

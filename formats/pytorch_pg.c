@@ -107,14 +107,33 @@ static pt_pg *add_pg(pt_ctx *c, const char *name)
   return g;
 }
 
-const char *pt_entry_pg_name(const pv *e, char *buf, size_t size)
+int pt_index_entries(pt_ctx *c)
 {
-  const pv *g = pv_get(e, "process_group");
+  static const char *const keys[PK_N] = {
+      [PK_RECORD_ID] = "record_id", [PK_PROFILING_NAME] = "profiling_name", [PK_IS_P2P] = "is_p2p",
+      [PK_INPUT_SIZES] = "input_sizes", [PK_OUTPUT_SIZES] = "output_sizes",
+      [PK_INPUT_DTYPES] = "input_dtypes", [PK_OUTPUT_DTYPES] = "output_dtypes",
+      [PK_P2P_SEQ_ID] = "p2p_seq_id", [PK_COLLECTIVE_SEQ_ID] = "collective_seq_id", [PK_SEQ_ID] = "seq_id",
+      [PK_STATE] = "state", [PK_TIME_CREATED_NS] = "time_created_ns",
+      [PK_TIME_STARTED_NS] = "time_discovered_started_ns",
+      [PK_TIME_COMPLETED_NS] = "time_discovered_completed_ns", [PK_PROCESS_GROUP] = "process_group",
+      [PK_PG_ID] = "pg_id"};
+  pv_keyset ks;
+  pv_keyset_init(&ks, keys, PK_N);
+  c->ef = c->nentries ? malloc((size_t)c->nentries * sizeof *c->ef) : NULL;
+  if (c->nentries && !c->ef) return -1;
+  for (uint32_t i = 0; i < c->nentries; i++) pv_fields(c->entries->items[i], &ks, c->ef[i].f);
+  return 0;
+}
+
+const char *pt_entry_pg_name(const pt_entry *e, char *buf, size_t size)
+{
+  const pv *g = e->f[PK_PROCESS_GROUP];
   int64_t id;
   buf[0] = '\0';
   if (g && (g->type == PV_TUPLE || g->type == PV_LIST) && g->n >= 1) pv_cstr(g->items[0], buf, size);
   else if (g && g->type == PV_STR) pv_cstr(g, buf, size);
-  if (!buf[0] && pv_int(pv_get(e, "pg_id"), &id) == 0) snprintf(buf, size, "%lld", (long long)id);
+  if (!buf[0] && pv_int(e->f[PK_PG_ID], &id) == 0) snprintf(buf, size, "%lld", (long long)id);
   return buf;
 }
 
@@ -259,15 +278,15 @@ static frz_status collect_pgs(pt_ctx *c)
     }
   }
   for (uint32_t i = 0; i < c->nentries; i++) {
-    const pv *e = c->entries->items[i];
+    const pt_entry *e = &c->ef[i];
     pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
     if (!g && !(g = add_pg(c, nm))) return pt_nomem(c);
     g->nentries++;
-    const pv *pg = pv_get(e, "process_group");
+    const pv *pg = e->f[PK_PROCESS_GROUP];
     if (!g->desc[0] && pg && (pg->type == PV_TUPLE || pg->type == PV_LIST) && pg->n >= 2)
       pv_cstr(pg->items[1], g->desc, sizeof g->desc);
     int64_t id;
-    if (g->pg_id < 0 && pv_int(pv_get(e, "pg_id"), &id) == 0 && id >= 0) g->pg_id = id;
+    if (g->pg_id < 0 && pv_int(e->f[PK_PG_ID], &id) == 0 && id >= 0) g->pg_id = id;
   }
   return FRZ_OK;
 }
@@ -304,9 +323,9 @@ int32_t pt_find_rank(pt_ctx *c)
   if (pv_int(pv_get(c->root, "rank"), &r) == 0 && r >= 0 && r <= INT32_MAX) g = (int32_t)r;
   char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
   for (uint32_t i = 0; i < c->nentries; i++) {
-    const pv *e = c->entries->items[i];
+    const pt_entry *e = &c->ef[i];
     int32_t self, peer;
-    pv_cstr(pv_get(e, "profiling_name"), pn, sizeof pn);
+    pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
     if (pt_p2p_ranks(pn, &self, &peer)) continue;
     pt_pg *p = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
     if (p && p->self < 0) p->self = self;

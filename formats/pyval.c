@@ -117,6 +117,43 @@ int pv_str_is(const pv *v, const char *s)
   return v && v->type == PV_STR && v->slen == n && memcmp(v->s, s, n) == 0;
 }
 
+/* A key's slot hash: its length and its first and last bytes. */
+static uint32_t key_hash(const char *s, size_t len)
+{
+  return len ? (uint32_t)(len * 7u + (unsigned char)s[0] * 3u + (unsigned char)s[len - 1]) : 0;
+}
+
+void pv_keyset_init(pv_keyset *ks, const char *const *keys, uint32_t n)
+{
+  memset(ks, 0, sizeof *ks);
+  ks->keys = keys;
+  ks->n = n > PV_KEYSET_MAX ? PV_KEYSET_MAX : n;
+  for (uint32_t i = 0; i < ks->n; i++) {
+    size_t len = strlen(keys[i]);
+    ks->len[i] = (uint8_t)(len > 255 ? 255 : len);
+    uint32_t h = key_hash(keys[i], len) & 63;
+    while (ks->slot[h]) h = (h + 1) & 63;
+    ks->slot[h] = (uint8_t)(i + 1);
+  }
+}
+
+void pv_fields(const pv *d, const pv_keyset *ks, const pv **out)
+{
+  for (uint32_t i = 0; i < ks->n; i++) out[i] = NULL;
+  if (!d || d->type != PV_DICT) return;
+  for (uint32_t k = 0; k + 1 < d->n; k += 2) {
+    const pv *v = d->items[k];
+    if (v->type != PV_STR || v->slen == 0 || v->slen > 255) continue;
+    for (uint32_t h = key_hash(v->s, v->slen) & 63; ks->slot[h]; h = (h + 1) & 63) {
+      uint32_t i = ks->slot[h] - 1u;
+      if (ks->len[i] == v->slen && memcmp(ks->keys[i], v->s, v->slen) == 0) {
+        if (!out[i]) out[i] = d->items[k + 1]; /* the first of equal keys */
+        break;
+      }
+    }
+  }
+}
+
 const pv *pv_get(const pv *d, const char *key)
 {
   if (!d || d->type != PV_DICT) return NULL;

@@ -66,6 +66,21 @@ char *pv_strdup(pv_arena *a, const char *s, size_t len);
 /* Value of key `key` in dict d (string keys only; the first of equal
  * keys), or NULL. */
 const pv *pv_get(const pv *d, const char *key);
+/* A fixed set of up to PV_KEYSET_MAX string keys, hashed once, for
+ * pv_fields: the values of all of them in one pass over a dict. */
+#define PV_KEYSET_MAX 32
+typedef struct pv_keyset {
+  const char *const *keys;
+  uint32_t n;
+  uint8_t slot[64];   /* (hash of a key) & 63 -> 1 + its index, open addressing; 0 empty */
+  uint8_t len[PV_KEYSET_MAX];
+} pv_keyset;
+/* Build ks for keys[0..n) (n <= PV_KEYSET_MAX, distinct, non-empty; the
+ * array must outlive ks). */
+void pv_keyset_init(pv_keyset *ks, const char *const *keys, uint32_t n);
+/* out[i] = the value of keys[i] in dict d (the first of equal keys), or
+ * NULL; all NULL when d is not a dict.  One pass over d's items. */
+void pv_fields(const pv *d, const pv_keyset *ks, const pv **out);
 /* Does string value v equal the C string s? */
 int pv_str_is(const pv *v, const char *s);
 /* v as an integer: ints, bools, and strings of decimal digits (JSON dumps

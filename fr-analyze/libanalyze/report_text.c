@@ -459,8 +459,9 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
   fprintf(o, "  comm %s", fa_hex(c->id, hex));
   if (c->pt) { /* a PyTorch process group: as its users name it */
     char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
-    fprintf(o, " (%s%spg %s)", fa_sanitize(c->pt->desc, desc, sizeof desc), desc[0] ? ", " : "",
-            fa_sanitize(c->pt->name, name, sizeof name));
+    fa_sanitize(c->pt->desc, desc, sizeof desc); /* first: the arguments' order of evaluation is unspecified */
+    fa_sanitize(c->pt->name, name, sizeof name);
+    fprintf(o, " (%s%spg %s)", desc, desc[0] ? ", " : "", name);
   }
   fprintf(o, ": %d rank%s, %u with a dump", c->size, c->size == 1 ? "" : "s", c->npresent);
   if (c->parent_id) fprintf(o, ", parent %s", fa_hex(c->parent_id, hex));

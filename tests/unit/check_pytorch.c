@@ -12,6 +12,7 @@
 
 #include "frz.h"
 #include "pytorch_fr.h"
+#include "pyval.h"
 
 static const char *srcdir(void)
 {
@@ -443,6 +444,39 @@ END_TEST
 
 /* Many groups and many peers stay linear: 40000 entries, each in a group
  * of its own, p2p to a different peer; imported well within the timeout. */
+/* pv_fields: every asked key's value in one pass, the first of equal
+ * keys, NULL for a missing key or a non-dict; the same as pv_get. */
+START_TEST(test_pv_fields)
+{
+  static const char *const keys[] = {"a", "zz", "missing", "state", "time_created_ns", "b"};
+  pv_keyset ks;
+  pv_keyset_init(&ks, keys, 6);
+  const char j[] = "{\"b\":2,\"a\":1,\"zz\":\"x\",\"a\":3,\"\":5,\"ab\":7,\"time_created_ns\":9,"
+                   "\"state\":\"completed\",\"stat\":0}";
+  pv_arena a;
+  pv_arena_init(&a, 1 << 20);
+  const pv *root;
+  frz_error e;
+  ck_assert_int_eq(pv_from_json(j, sizeof j - 1, "t.json", &a, &root, &e), FRZ_OK);
+  const pv *f[6];
+  pv_fields(root, &ks, f);
+  for (int i = 0; i < 6; i++) ck_assert_ptr_eq(f[i], pv_get(root, keys[i]));
+  int64_t v;
+  ck_assert_int_eq(pv_int(f[0], &v), 0);
+  ck_assert_int_eq(v, 1); /* the first "a" */
+  ck_assert(pv_str_is(f[1], "x"));
+  ck_assert_ptr_null(f[2]);
+  ck_assert(pv_str_is(f[3], "completed"));
+  ck_assert_int_eq(pv_int(f[4], &v), 0);
+  ck_assert_int_eq(v, 9);
+  ck_assert_int_eq(pv_int(f[5], &v), 0);
+  ck_assert_int_eq(v, 2);
+  pv_fields(root->items[1], &ks, f); /* an int, not a dict */
+  for (int i = 0; i < 6; i++) ck_assert_ptr_null(f[i]);
+  pv_arena_free(&a);
+}
+END_TEST
+
 START_TEST(test_scale)
 {
   size_t n = 40000, cap = n * 200 + 4096, k = 0;
@@ -490,6 +524,7 @@ static Suite *suite(void)
   tcase_add_test(t, test_deep_nesting);
   tcase_add_loop_test(t, test_mutations, 0, 2);
   tcase_add_test(t, test_scale);
+  tcase_add_test(t, test_pv_fields);
   suite_add_tcase(s, t);
   return s;
 }
