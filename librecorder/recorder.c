@@ -137,7 +137,8 @@ static void first_comm_setup(void) {
   if (fr_g.cfg.stacks && fr_stacks_init() != 0) fr_g.cfg.stacks = 0;
   if (fr_g.cfg.track_completion && fr_cuda_init() != 0)
     fr_log("libcuda.so.1 not usable: completion is not tracked, ops stay 'enqueued'");
-  if (fr_watchdog_start() == 0) fr_relay_start();
+  fr_relay_start(); /* first: the watchdog reads what it set */
+  fr_watchdog_start();
 }
 
 static pthread_once_t first_comm_once = PTHREAD_ONCE_INIT;

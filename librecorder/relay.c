@@ -18,7 +18,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_t thread;
-static int started, stopping, forgotten, use_pmix, use_store;
+static int started, running, stopping, forgotten; /* set before the watchdog starts, or under lock */
+static _Atomic int use_pmix, use_store;  /* the relay thread drops a mechanism that fails */
 static char outbox[FRZ_TRIGGER_LINE_MAX]; /* a hang of ours to send; "" none */
 static int have_inbox;
 static fr_relay_trigger inbox;
@@ -39,7 +40,7 @@ static void *relay_main(void *arg) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   prctl(PR_SET_NAME, "fr-relay", 0, 0, 0);
-  if (use_pmix && fr_pmix_open() != 0) use_pmix = 0;
+  if (atomic_load(&use_pmix) && fr_pmix_open() != 0) atomic_store(&use_pmix, 0);
   uint64_t poll_ns = (uint64_t)fr_g.cfg.store_poll_ms * 1000000ull;
   pthread_mutex_lock(&lock);
   while (!stopping) {
@@ -70,8 +71,8 @@ static void *relay_main(void *arg) {
 int fr_relay_start(void) {
   if (started || forgotten) return started ? 0 : -1;
   started = 1;
-  use_pmix = fr_pmix_wanted();
-  use_store = fr_store_wanted();
+  atomic_store(&use_pmix, fr_pmix_wanted());
+  atomic_store(&use_store, fr_store_wanted());
   if (!use_pmix && !use_store) return -1;
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -83,10 +84,12 @@ int fr_relay_start(void) {
   pthread_attr_setstacksize(&a, 256 * 1024);
   int e = pthread_create(&thread, &a, relay_main, NULL);
   pthread_attr_destroy(&a);
+  running = e == 0;
   if (e != 0) {
     fr_log("cannot start the relay thread (%s); a hang reaches other ranks by the trigger file only",
            strerror(e));
-    use_pmix = use_store = 0;
+    atomic_store(&use_pmix, 0);
+    atomic_store(&use_store, 0);
     return -1;
   }
   return 0;
@@ -150,7 +153,7 @@ void fr_relay_handled(uint64_t now_ns) {
 }
 
 void fr_relay_stop(void) {
-  if (!started || forgotten || (!use_pmix && !use_store)) return;
+  if (!running || forgotten) return;
   pthread_mutex_lock(&lock);
   stopping = 1;
   pthread_cond_signal(&wake);
@@ -162,7 +165,7 @@ void fr_relay_stop(void) {
   until.tv_sec += 2;
   if (pthread_timedjoin_np(thread, NULL, &until) != 0) return;
   if (use_store) fr_store_close();
-  if (use_pmix) fr_pmix_close();
+  fr_pmix_close(); /* also when PMIx failed after the join: a join is always left */
 }
 
 void fr_relay_forget(void) {
@@ -170,5 +173,6 @@ void fr_relay_forget(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&lock, &fresh, sizeof fresh);
   fr_pmix_forget();
-  use_pmix = use_store = 0;
+  atomic_store(&use_pmix, 0);
+  atomic_store(&use_store, 0);
 }
