@@ -18,7 +18,7 @@ static uint32_t env_uint(const char *name, uint32_t def, uint32_t lo, uint32_t h
   errno = 0;
   unsigned long x = strtoul(v, &end, 10);
   if (errno || *end || v[0] == '-' || x < lo || x > hi) {
-    fr_log("%s=\"%.40s\" is not a whole number in [%u, %u]; using %u", name, v, lo, hi, def);
+    fr_log("%s=\"%.40s\" is not a whole number from %u to %u; using %u", name, v, lo, hi, def);
     return def;
   }
   return (uint32_t)x;

@@ -41,6 +41,8 @@ static fr_pmix_proc_t self;
 static fr_pmix_info_t note; /* the event's one info: kept for PMIx to read after the call */
 static char note_line[FRZ_TRIGGER_LINE_MAX];
 static _Atomic int registered; /* 0 waiting, 1 done, -1 refused */
+static int orte;               /* the range is local because of Open MPI 4's ORTE */
+
 
 int fr_pmix_wanted(void) {
   if (!fr_g.cfg.trigger_pmix) return 0;
@@ -49,14 +51,23 @@ int fr_pmix_wanted(void) {
 }
 
 /* The PMIx client in this process already, else the one FR_PMIX_LIB names. */
-static void *open_client(void) {
+static void *open_client(char *why, size_t len) {
   void *h = dlsym(RTLD_DEFAULT, "PMIx_Init") ? RTLD_DEFAULT : NULL;
   if (h) return h;
   /* an MPI library with a PMIx of its own inside (symbols renamed) is
    * there but invisible: a second client in one process is not safe */
-  if (dlsym(RTLD_DEFAULT, "MPI_Init")) return NULL;
+  if (dlsym(RTLD_DEFAULT, "MPI_Init")) {
+    snprintf(why, len, "the MPI library's own is hidden");
+    return NULL;
+  }
   const char *lib = getenv("FR_PMIX_LIB");
-  return dlopen(lib && *lib ? lib : "libpmix.so.2", RTLD_NOW | RTLD_LOCAL);
+  const char *name = lib && *lib ? lib : "libpmix.so.2";
+  h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(why, len, "%s%.200s: %.200s", lib && *lib ? "FR_PMIX_LIB=" : "", name, e ? e : "cannot be opened");
+  }
+  return h;
 }
 
 /* The handler: on PMIx's progress thread.  Copy the line, wake the
@@ -87,17 +98,17 @@ static void on_registered(fr_pmix_status_t status, size_t refid, void *cbdata) {
 }
 
 int fr_pmix_open(void) {
-  void *h = open_client();
+  char why[480];
+  void *h = open_client(why, sizeof why);
   if (!h) {
-    fr_log("FR_TRIGGER_PMIX: no usable PMIx client library (%s); a hang reaches other ranks by the "
-           "trigger file only", dlsym(RTLD_DEFAULT, "MPI_Init") ? "the MPI library's own is hidden" : "libpmix.so.2 not found");
+    fr_log("FR_TRIGGER_PMIX: no usable PMIx client library (%s); PMIx not used", why);
     return -1;
   }
 #define RESOLVE_(ret, name, params) p_##name = (ret(*) params)dlsym(h, #name);
   FR_PMIX_API(RESOLVE_)
   if (!p_PMIx_Init || !p_PMIx_Finalize || !p_PMIx_Get_version ||
       !p_PMIx_Register_event_handler || !p_PMIx_Notify_event) {
-    fr_log("FR_TRIGGER_PMIX: the PMIx library lacks a call we need; PMIx not used");
+    fr_log("FR_TRIGGER_PMIX: the library opened as PMIx lacks PMIx calls we need; PMIx not used");
     return -1;
   }
   const char *v = p_PMIx_Get_version();
@@ -125,12 +136,17 @@ int fr_pmix_open(void) {
     return -1;
   }
   const char *r = getenv("FR_TRIGGER_PMIX_RANGE");
-  if (r && !strcasecmp(r, "local")) range = FR_PMIX_RANGE_LOCAL;
-  else if (r && !strcasecmp(r, "namespace")) range = FR_PMIX_RANGE_NAMESPACE;
-  else if (getenv("OMPI_MCA_orte_hnp_uri")) range = FR_PMIX_RANGE_LOCAL; /* Open MPI 4's ORTE */
-  if (range == FR_PMIX_RANGE_LOCAL && fr_g.proc.local_rank == 0)
-    fr_log("FR_TRIGGER_PMIX: %s; the PMIx event reaches the ranks on this node only",
-           r ? "FR_TRIGGER_PMIX_RANGE=local" : "under Open MPI 4's ORTE");
+  int under_orte = getenv("OMPI_MCA_orte_hnp_uri") != NULL; /* Open MPI 4's ORTE */
+  if (r && *r && strcasecmp(r, "local") && strcasecmp(r, "namespace")) {
+    fr_log("FR_TRIGGER_PMIX_RANGE=\"%.40s\" is neither local nor namespace; using the default", r);
+    r = NULL;
+  }
+  if (r && *r && !strcasecmp(r, "local")) range = FR_PMIX_RANGE_LOCAL;
+  else if (r && *r) range = FR_PMIX_RANGE_NAMESPACE;
+  else if (under_orte) range = FR_PMIX_RANGE_LOCAL, orte = 1;
+  if (under_orte && range == FR_PMIX_RANGE_NAMESPACE && fr_g.proc.local_rank <= 0)
+    fr_log("FR_TRIGGER_PMIX_RANGE=namespace under Open MPI 4's ORTE: the event reaches no other rank "
+           "(ORTE does not pass it on); the default, local, reaches this node's");
   usable = 1;
   return 0;
 }
@@ -144,6 +160,10 @@ void fr_pmix_notify(const char *line) {
   note.value.type = FR_PMIX_STRING;
   note.value.data.string = note_line;
   fr_pmix_status_t rc = p_PMIx_Notify_event(FR_PMIX_EVENT, &self, range, &note, 1, NULL, NULL);
+  /* said when it matters, not in every healthy job */
+  if (orte && rc == FR_PMIX_SUCCESS)
+    fr_log("FR_TRIGGER_PMIX: under Open MPI 4's ORTE the hang reaches the ranks on this node only "
+           "(others: the trigger file or FR_TRIGGER_STORE)");
   if (rc != FR_PMIX_SUCCESS) fr_log("FR_TRIGGER_PMIX: PMIx_Notify_event failed (status %d)", rc);
 }
 

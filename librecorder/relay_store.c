@@ -2,8 +2,9 @@
  *
  * PyTorch launchers (torchrun, init_process_group's env://) run a TCPStore
  * at MASTER_ADDR:MASTER_PORT that every rank reaches.  With
- * FR_TRIGGER_STORE=1 the relay thread holds one connection of its own to
- * it; a hang sets the key /flightrec/trigger[/JOB] to the trigger line,
+ * FR_TRIGGER_STORE=1 fr-relay-store holds one connection of its own to
+ * it; a hang sets the key /flightrec/trigger[/JOB] to the trigger line
+ * (unless another rank's line for the same hang is there: the first stays),
  * and every FR_TRIGGER_STORE_POLL_MS (default 1000) each rank asks whether
  * the key exists and reads it when it does: one small query per rank per
  * poll.
@@ -13,14 +14,18 @@
  * same): a query is a u8 type, then its arguments; integers in the host's
  * byte order; a string or byte vector is a u64 length and the bytes.
  *   VALIDATE (0): u32 0x3C85F7CE, first on every connection; no answer
- *   SET      (1): key, value; no answer
+ *   SET      (1): key, value; no answer (not used)
+ *   COMPARE_SET (2): key, expected, desired; the value is set to desired
+ *                 when it is expected (or missing and expected empty);
+ *                 answer: the value now
  *   GET      (3): key; answer: value (the server waits while the key is
  *                 missing, so it is asked only after CHECK said ready)
  *   CHECK    (5): u64 count, keys; answer: u8 0 ready (all exist), 1 not
  * PyTorch's client API puts "/" in front of every key, so Python sees ours
- * as store.get("flightrec/trigger/JOB").  Every send and receive has a
- * 2-second limit; a store that refuses us or breaks is one line on stderr,
- * then retried quietly at growing intervals (up to 30 s).
+ * as store.get("flightrec/trigger/JOB").  Each query (and the connection)
+ * has 2 seconds in all, however the server dribbles its answer; a store
+ * that refuses us or breaks is one line on stderr, then retried quietly at
+ * growing intervals (up to 30 s).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +45,7 @@
 #define STORE_MAGIC 0x3C85F7CEu
 #define Q_VALIDATE 0
 #define Q_SET 1
+#define Q_COMPARE_SET 2
 #define Q_GET 3
 #define Q_CHECK 5
 #define IO_LIMIT_MS 2000
@@ -49,12 +55,26 @@ static int fd = -1; /* written atomically: fr_store_interrupt reads it from anot
 static char host[256], port[16], key[160];
 static uint64_t next_try_ns, retry_ns = 1000000000ull;
 static int complained;
+static uint64_t io_deadline_ns; /* CLOCK_MONOTONIC: the current query's end */
 static _Atomic int interrupted; /* the process is exiting: no more tries, no complaint */
+
+/* A TCP port number: decimal digits, 1..65535. */
+static int port_ok(const char *p) {
+  long v = 0;
+  if (!*p) return 0;
+  for (; *p; p++) {
+    if (*p < '0' || *p > '9') return 0;
+    v = v * 10 + (*p - '0');
+    if (v > 65535) return 0;
+  }
+  return v > 0;
+}
 
 /* host and port from FR_TRIGGER_STORE_ADDR (HOST:PORT, [V6]:PORT), else
  * MASTER_ADDR and MASTER_PORT. */
+static int addr_bad; /* FR_TRIGGER_STORE_ADDR was malformed: MASTER_ADDR/PORT */
 static int find_address(void) {
-  const char *a = getenv("FR_TRIGGER_STORE_ADDR");
+  const char *a = addr_bad ? NULL : getenv("FR_TRIGGER_STORE_ADDR");
   if (a && *a) {
     const char *colon = strrchr(a, ':');
     if (!colon || colon == a || !colon[1] || strlen(colon + 1) >= sizeof port) return -1;
@@ -64,20 +84,26 @@ static int find_address(void) {
     memcpy(host, a, hl);
     host[hl] = '\0';
     snprintf(port, sizeof port, "%s", colon + 1);
-    return 0;
+    return port_ok(port) && host[0] ? 0 : -1;
   }
   const char *h = getenv("MASTER_ADDR"), *p = getenv("MASTER_PORT");
   if (!h || !*h || !p || !*p || strlen(h) >= sizeof host || strlen(p) >= sizeof port) return -1;
   snprintf(host, sizeof host, "%s", h);
   snprintf(port, sizeof port, "%s", p);
-  return 0;
+  return port_ok(port) ? 0 : -1;
 }
 
 int fr_store_wanted(void) {
   if (!fr_g.cfg.trigger_store) return 0;
+  const char *a = getenv("FR_TRIGGER_STORE_ADDR");
+  if (a && *a && find_address() != 0) {
+    fr_log("FR_TRIGGER_STORE_ADDR=\"%.60s\" is not HOST:PORT (a port from 1 to 65535); using MASTER_ADDR "
+           "and MASTER_PORT", a);
+    addr_bad = 1;
+  }
   if (find_address() != 0) {
     fr_log("FR_TRIGGER_STORE=1 but no store address (FR_TRIGGER_STORE_ADDR=HOST:PORT, or MASTER_ADDR "
-           "and MASTER_PORT); the store is not used");
+           "and MASTER_PORT with a port from 1 to 65535); the store is not used");
     return 0;
   }
   if (fr_g.cfg.job_id[0]) snprintf(key, sizeof key, "/flightrec/trigger/%.100s", fr_g.cfg.job_id);
@@ -85,12 +111,18 @@ int fr_store_wanted(void) {
   return 1;
 }
 
-/* Wait until fd is ready for `events`, at most IO_LIMIT_MS: 0 or -1. */
+/* A query (or a connection) begins: IO_LIMIT_MS for all of it. */
+static void begin_io(void) { io_deadline_ns = fr_now_ns() + (uint64_t)IO_LIMIT_MS * 1000000ull; }
+
+/* Wait until fd is ready for `events`, until the query's deadline: 0 or -1. */
 static int wait_fd(short events) {
   struct pollfd p = {fd, events, 0};
   int n;
-  do n = poll(&p, 1, IO_LIMIT_MS);
-  while (n < 0 && errno == EINTR);
+  do {
+    uint64_t now = fr_now_ns();
+    if (now >= io_deadline_ns) return -1;
+    n = poll(&p, 1, (int)((io_deadline_ns - now + 999999) / 1000000));
+  } while (n < 0 && errno == EINTR);
   return n == 1 && !(p.revents & (POLLERR | POLLNVAL)) ? 0 : -1;
 }
 
@@ -123,7 +155,7 @@ static int recv_all(void *buf, size_t len) {
 /* A query: its type, then for each of `n` parts a u64 length and bytes
  * (lens[i] == (size_t)-1: the part is a raw value, no length). */
 static int send_query(uint8_t type, const void *const *parts, const size_t *lens, int n) {
-  uint8_t buf[FRZ_TRIGGER_LINE_MAX + 256];
+  uint8_t buf[2 * FRZ_TRIGGER_LINE_MAX + 256];
   size_t at = 0;
   buf[at++] = type;
   for (int i = 0; i < n; i++) {
@@ -152,6 +184,7 @@ static void drop(const char *why) {
 }
 
 static int connect_store(void) {
+  begin_io();
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
@@ -208,34 +241,64 @@ static int ensure(uint64_t now_ns) {
   return -1;
 }
 
-void fr_store_poll(uint64_t now_ns) {
-  if (ensure(now_ns) != 0) return;
+/* The key's value into value[FRZ_TRIGGER_LINE_MAX]: 1 and *len, 0 when
+ * the key is not there, -1 when the store broke (dropped). */
+static int read_key(char *value, size_t *len) {
   uint64_t one = 1;
   const void *cparts[] = {&one, key};
   size_t clens[] = {(size_t)-1, strlen(key)};
   uint8_t ready = 1;
+  begin_io();
   if (send_query(Q_CHECK, cparts, clens, 2) != 0 || recv_all(&ready, 1) != 0) {
     drop("stopped answering");
-    return;
+    return -1;
   }
-  if (ready != 0) return; /* 1: not there (yet) */
+  if (ready != 0) return 0; /* 1: not there (yet) */
   const void *gparts[] = {key};
   size_t glens[] = {strlen(key)};
-  uint64_t len = 0;
-  char value[FRZ_TRIGGER_LINE_MAX];
-  if (send_query(Q_GET, gparts, glens, 1) != 0 || recv_all(&len, 8) != 0 || len > sizeof value ||
-      recv_all(value, (size_t)len) != 0) {
+  uint64_t n = 0;
+  begin_io();
+  if (send_query(Q_GET, gparts, glens, 1) != 0 || recv_all(&n, 8) != 0 || n > FRZ_TRIGGER_LINE_MAX ||
+      recv_all(value, (size_t)n) != 0) {
     drop("gave a broken answer");
-    return;
+    return -1;
   }
-  fr_relay_deliver(FRZ_TRIGGER_STORE, value, (size_t)len);
+  *len = (size_t)n;
+  return 1;
 }
 
+void fr_store_poll(uint64_t now_ns) {
+  if (ensure(now_ns) != 0) return;
+  char value[FRZ_TRIGGER_LINE_MAX];
+  size_t len;
+  if (read_key(value, &len) == 1) fr_relay_deliver(FRZ_TRIGGER_STORE, value, len);
+}
+
+/* Set the key to `line` unless it holds another rank's line of this same
+ * hang already (from the last half timeout, at most 10 s): the first rank
+ * stays the one the others are told of.  COMPARE_SET (2) against what was
+ * read makes it first-wins between ranks that publish at once too. */
 void fr_store_publish(const char *line) {
   if (fd < 0 && connect_store() != 0) return; /* a hang is worth a connection attempt now */
-  const void *parts[] = {key, line};
-  size_t lens[] = {strlen(key), strlen(line)};
-  if (send_query(Q_SET, parts, lens, 2) != 0) drop("refused our key");
+  char cur[FRZ_TRIGGER_LINE_MAX];
+  size_t curlen = 0;
+  int have = read_key(cur, &curlen);
+  if (have < 0) return;
+  frz_trigger_line mine, theirs;
+  frz_trigger_line_parse(line, strlen(line), &mine);
+  uint64_t window = (uint64_t)fr_g.cfg.timeout_sec * 500000000ull;
+  if (window > 10000000000ull) window = 10000000000ull;
+  if (have && frz_trigger_line_parse(cur, curlen, &theirs) == 0 && theirs.time_ns &&
+      theirs.time_ns <= mine.time_ns + 10000000000ull && theirs.time_ns + window >= mine.time_ns)
+    return;
+  const void *parts[] = {key, cur, line};
+  size_t lens[] = {strlen(key), have ? curlen : 0, strlen(line)};
+  uint64_t n = 0;
+  char answer[FRZ_TRIGGER_LINE_MAX];
+  begin_io();
+  if (send_query(Q_COMPARE_SET, parts, lens, 3) != 0 || recv_all(&n, 8) != 0 || n > sizeof answer ||
+      recv_all(answer, (size_t)n) != 0)
+    drop("refused our key");
 }
 
 void fr_store_interrupt(void) {

@@ -215,6 +215,8 @@ static void step_episode(episode *ep, const scan_state *st, int req, uint64_t no
              (double)(now - ep->trigger_time) / 1e9);
     dump_frame(FRZ_TRIGGER_RECOVERY, ep);
     ep->active = 0;
+    /* what other ranks sent during the episode was about this hang */
+    fr_relay_handled(fr_realtime_ns());
     /* a request that came with the progress gets a dump of its own, with
      * its own trigger, at the next poll (unless another came meanwhile) */
     if (req) atomic_fetch_or(&fr_g.dump_request, 1u << req);

@@ -12,10 +12,13 @@ here.  A connection whose first query is not VALIDATE with the magic
 0x3C85F7CE is closed, as PyTorch's servers do; a GET of a missing key closes
 the connection (PyTorch's client waits for the key first).
 
-  store-server.py --port-file FILE [--refuse]
+  store-server.py --port-file FILE [--refuse | --dribble] [--preset KEY=VALUE]...
 Listens on 127.0.0.1 at a free port, writes the port to FILE, logs one line
-per SET and GET ("SET key value") on stdout.  --refuse: close every
-connection at once (a store that refuses us).
+per SET, COMPARE_SET and GET ("SET key value", "COMPARE_SET key value
+(set|kept)") on stdout.  --refuse: close every
+connection at once (a store that refuses us).  --dribble: every key exists,
+and a GET's answer comes one byte every 1.9 s (a store that is alive but
+hopelessly slow).  --preset: a key set before anyone connects.
 """
 import argparse
 import socket
@@ -23,6 +26,7 @@ import socketserver
 import struct
 import sys
 import threading
+import time
 
 MAGIC = 0x3C85F7CE
 DATA = {}
@@ -57,6 +61,7 @@ class Handler(socketserver.BaseRequestHandler):
     def handle(self):
         if self.server.refuse:
             return
+        dribble = self.server.dribble
         try:
             if self.read(1)[0] != 0 or struct.unpack("<I", self.read(4))[0] != MAGIC:
                 return
@@ -71,16 +76,24 @@ class Handler(socketserver.BaseRequestHandler):
                     k, exp, new = self.blob(), self.blob(), self.blob()
                     with LOCK:
                         cur = DATA.get(k)
-                        if (cur is None and exp == b"") or cur == exp:
+                        done = (cur is None and exp == b"") or cur == exp
+                        if done:
                             DATA[k] = new
                             cur = new
                         elif cur is None:
                             cur = exp
+                    log("COMPARE_SET %s %s (%s)" % (k.decode(errors="replace"), new.decode(errors="replace").strip(),
+                                                    "set" if done else "kept"))
                     self.send_blob(cur)
                 elif q == 3:  # GET
                     k = self.blob()
                     with LOCK:
                         v = DATA.get(k)
+                    if dribble:
+                        for b in struct.pack("<Q", 64) + b"x" * 64:
+                            self.request.sendall(bytes([b]))
+                            time.sleep(1.9)
+                        continue
                     if v is None:
                         return
                     log("GET %s" % k.decode(errors="replace"))
@@ -95,7 +108,7 @@ class Handler(socketserver.BaseRequestHandler):
                 elif q == 5:  # CHECK
                     keys = [self.blob() for _ in range(self.u64())]
                     with LOCK:
-                        ready = all(k in DATA for k in keys)
+                        ready = dribble or all(k in DATA for k in keys)
                     self.request.sendall(bytes([0 if ready else 1]))
                 elif q == 7:  # GETNUMKEYS
                     with LOCK:
@@ -124,9 +137,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--refuse", action="store_true")
+    ap.add_argument("--dribble", action="store_true")
+    ap.add_argument("--preset", action="append", default=[])
     a = ap.parse_args()
+    for kv in a.preset:
+        k, _, v = kv.partition("=")
+        DATA[k.encode()] = v.encode()
     srv = Server(("127.0.0.1", 0), Handler)
     srv.refuse = a.refuse
+    srv.dribble = a.dribble
     with open(a.port_file + ".tmp", "w") as f:
         f.write("%d\n" % srv.server_address[1])
     import os

@@ -9,18 +9,31 @@
 #   store: a TCPStore test server (tests/store-server.py, PyTorch's wire
 #          protocol) at MASTER_ADDR:MASTER_PORT; the key (FR_TRIGGER_STORE=1)
 # Each time: every rank writes frame 0, rank 2's says it came by that
-# mechanism from another rank with a latency, and fr-analyze over the four
-# directories names rank 2 with its stack (job_stop_forever).
-# And harmless when there is nothing to hang on ("clean"): a job without
-# the fault, under mpirun, exits 0 and mpirun says nothing (a process that
-# joined PMIx and left without PMIx_Finalize would be "exiting improperly");
-# the same job with FR_TRIGGER_STORE=1 against a store that closes every
-# connection exits 0, with one line on stderr about the store per rank.
-#   trigger-relay.sh [pmix|store|clean]...   (default all; the mpirun parts
-#                    are skipped, with a note, when mpirun is not installed)
+# mechanism from another rank with a latency, the store's key is set once
+# (the first rank's line stays), and fr-analyze over the four directories
+# names rank 2 with its stack (job_stop_forever).
+# The ways fail well:
+#   recover: rank 2 only sleeps 4 s, rank 3 comes 1 s late: one episode per
+#            rank (frame 0, frames, the recovery frame), none started again
+#            after the recovery by a line of the same hang that came during
+#            the episode (rank 3's) (store; pmix too)
+#   preset:  the store holds a line dated an hour ahead before the job
+#            starts: no rank takes it, and rank 2 still dumps the real hang
+#   slow:    under mpirun, FR_TRIGGER_STORE=1 with a store that answers one
+#            byte every 1.9 s: the PMIx event still reaches rank 2
+#   clean:   a job without the fault, under mpirun, exits 0 and mpirun says
+#            nothing (a process that joined PMIx and left without
+#            PMIx_Finalize would be "exiting improperly"); the same job with
+#            FR_TRIGGER_STORE=1 against a store that closes every
+#            connection exits 0, one line on stderr about the store per rank
+#   trigger-relay.sh [pmix|store|recover|preset|slow|clean]...   (default
+#            all; the mpirun parts are skipped, with a note, when mpirun is
+#            not installed)
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
-which=${*:-pmix store clean}
+which=${*:-pmix store recover preset slow clean}
+have_mpirun=0
+command -v mpirun > /dev/null 2>&1 && have_mpirun=1
 
 cat > "$FR_TMP/job.scn" << 'EOF'
 world 4
@@ -29,7 +42,10 @@ allreduce world count=1024 dtype=float32 redop=sum
 broadcast world count=1024 dtype=float32 root=0
 fault rank=2 step=5 op=1 stop
 EOF
-
+# recover: rank 2 sleeps 4 s; rank 3 enters 1 s late, so it times out (and
+# sends its line) during the others' episode
+{ sed 's/ stop$/ sleep=4000/' "$FR_TMP/job.scn"; echo "fault rank=3 step=5 op=1 sleep=1000"; } > "$FR_TMP/recover.scn"
+grep -v '^fault' "$FR_TMP/job.scn" > "$FR_TMP/clean.scn"
 rank_sh="$FR_SRCDIR/tests/relay-rank.sh"
 
 # wait_dumps DIR: until every node directory holds a frame-0 dump (60 s)
@@ -49,6 +65,57 @@ wait_dumps() {
 stop_ranks() {
   for f in "$1"/rank-*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2> /dev/null; done
   return 0
+}
+
+# start_store DIR [ARGS]: the test store, its pid in $spid, port in DIR/port
+start_store() {
+  d=$1
+  shift
+  python3 "$FR_SRCDIR/tests/store-server.py" --port-file "$d/port" "$@" > "$d/server.log" 2>&1 &
+  spid=$!
+  i=0
+  while [ ! -s "$d/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -s "$d/port" ] || { kill $spid; fail "the test store did not start"; }
+}
+stop_store() { kill $spid 2> /dev/null; wait $spid 2> /dev/null; }
+
+# The environment of every rank: RUN, the scenario, the recorder
+RANK_VARS="RUN WORLD SCN FR_SIM_LIBDIR FR_PRELOAD FR_JOB FR_TIMEOUT_SEC FR_POLL_MS FR_JOB_ID FR_SIM_BOOTSTRAP_DIR
+  FR_TRIGGER_STORE FR_TRIGGER_PMIX FR_FRAME_INTERVAL_SEC FR_MAX_FRAMES MASTER_ADDR MASTER_PORT TSAN_OPTIONS ASAN_OPTIONS"
+common_env() { # DIR SCENARIO
+  export RUN="$1" WORLD=4 SCN="$2" FR_SIM_LIBDIR FR_PRELOAD FR_JOB FR_TIMEOUT_SEC=2 FR_POLL_MS=20 \
+    FR_JOB_ID=relay FR_SIM_BOOTSTRAP_DIR="$1/bootstrap" FR_FRAME_INTERVAL_SEC=${FR_FRAME_INTERVAL_SEC:-10} FR_MAX_FRAMES=3 \
+    FR_TRIGGER_STORE=${FR_TRIGGER_STORE:-0} FR_TRIGGER_PMIX=${FR_TRIGGER_PMIX:-1} MASTER_ADDR=${MASTER_ADDR:-} \
+    MASTER_PORT=${MASTER_PORT:-}
+  mkdir -p "$1/bootstrap"
+}
+
+# launch_mpi DIR SCENARIO: under mpirun, in the background ($lpid)
+launch_mpi() {
+  ( common_env "$1" "$2"
+    xs=""
+    for v in $RANK_VARS; do eval "[ -n \"\${$v+x}\" ]" && xs="$xs -x $v"; done
+    exec timeout -s KILL 120 mpirun --allow-run-as-root --oversubscribe -n 4 $xs "$rank_sh" ) \
+    > "$1/mpirun.log" 2>&1 &
+  lpid=$!
+}
+
+# launch_ranks DIR SCENARIO: four ranks started by hand, in the background ($lpids)
+launch_ranks() {
+  lpids=""
+  for r in 0 1 2 3; do
+    ( common_env "$1" "$2"
+      export RANK=$r
+      exec timeout -s KILL 120 "$rank_sh" ) &
+    lpids="$lpids $!"
+  done
+}
+
+# finish DIR: kill what is left of the job's processes and wait for them
+finish() {
+  stop_ranks "$1"
+  for p in ${lpid:-} ${lpids:-}; do kill -9 "$p" 2> /dev/null; wait "$p" 2> /dev/null; done
+  lpid="" lpids=""
 }
 
 # check_run MECHANISM DIR: the dumps and the verdict
@@ -71,96 +138,111 @@ check_run() {
   echo "$mech: rank 2 dumped, $latency ms after the first rank's trigger; the verdict names it"
 }
 
-common_env() {
-  export RUN="$1" WORLD=4 SCN="${SCN:-$FR_TMP/job.scn}" FR_SIM_LIBDIR FR_PRELOAD FR_JOB FR_TIMEOUT_SEC=2 FR_POLL_MS=20 FR_JOB_ID=relay \
-    FR_SIM_BOOTSTRAP_DIR="$1/bootstrap"
-  mkdir -p "$1/bootstrap"
+# hang_run MECHANISM DIR LAUNCHER: run the hanging job, check it
+hang_run() {
+  $3 "$2" "$FR_TMP/job.scn"
+  ok=0
+  wait_dumps "$2" && ok=1
+  finish "$2"
+  [ $ok -eq 1 ] || { tail -n 20 "$2"/*.log >&2; fail "$1: not every rank dumped"; }
+  check_run "$1" "$2"
+}
+
+# episodes DIR: per rank, its dumps' triggers other than frame and recovery
+episodes() {
+  for r in 0 1 2 3; do
+    printf 'rank %s:' $r
+    for f in "$1/node$r/"*.frz; do
+      [ -f "$f" ] || continue
+      t=$("$FR_DUMP" "$f" | sed -n 's/^trigger: *\([a-z_]*\).*/\1/p')
+      case $t in frame|recovery) ;; *) printf ' %s' "$t" ;; esac
+    done
+    echo
+  done
+}
+
+# recover_run MECHANISM DIR LAUNCHER: the hang resolves; one episode each
+recover_run() {
+  mkdir -p "$2"
+  FR_FRAME_INTERVAL_SEC=1 $3 "$2" "$FR_TMP/recover.scn"
+  i=0
+  while [ $i -lt 600 ]; do # the job ends by itself: until then, at most 60 s
+    alive=0
+    for p in ${lpid:-} ${lpids:-}; do kill -0 "$p" 2> /dev/null && alive=1; done
+    [ $alive -eq 0 ] && break
+    sleep 0.1
+    i=$((i + 1))
+  done
+  finish "$2"
+  episodes "$2" > "$2/episodes.txt"
+  grep -Eq "^rank 2: $1\$" "$2/episodes.txt" ||
+    { cat "$2/episodes.txt" >&2; fail "recover: rank 2's one episode did not come by $1"; }
+  ! grep -Ev "^rank [0-9]: [a-z_]+\$" "$2/episodes.txt" ||
+    { cat "$2/episodes.txt" >&2; fail "recover ($1): a rank dumped one resolved hang as more than one episode"; }
+  echo "recover ($1): one episode per rank: $(tr '\n' ' ' < "$2/episodes.txt")"
 }
 
 for mech in $which; do
+  run="$FR_TMP/$mech"
+  mkdir -p "$run"
   case $mech in
   pmix)
-    if ! command -v mpirun > /dev/null 2>&1; then
-      echo "note: pmix: mpirun not installed (scripts/setup.sh installs Open MPI); not run"
-      continue
-    fi
-    run="$FR_TMP/pmix"
-    mkdir -p "$run"
-    ( common_env "$run"
-      export FR_TRIGGER_STORE=0
-      exec timeout -s KILL 120 mpirun --allow-run-as-root --oversubscribe -n 4 \
-        -x RUN -x WORLD -x SCN -x FR_SIM_LIBDIR -x FR_PRELOAD -x FR_JOB -x FR_TIMEOUT_SEC -x FR_POLL_MS -x FR_JOB_ID \
-        -x FR_SIM_BOOTSTRAP_DIR -x FR_TRIGGER_STORE ${TSAN_OPTIONS:+-x TSAN_OPTIONS} \
-        ${ASAN_OPTIONS:+-x ASAN_OPTIONS} "$rank_sh" ) > "$run/mpirun.log" 2>&1 &
-    mpid=$!
-    ok=0
-    wait_dumps "$run" && ok=1
-    stop_ranks "$run"
-    kill -9 $mpid 2> /dev/null
-    wait $mpid 2> /dev/null
-    [ $ok -eq 1 ] || { tail -n 20 "$run/mpirun.log" "$run"/rank-*.log >&2; ls -R "$run" >&2; fail "pmix: not every rank dumped"; }
-    check_run pmix "$run"
+    [ $have_mpirun = 1 ] || { echo "note: pmix: mpirun not installed (scripts/setup.sh installs Open MPI); not run"; continue; }
+    hang_run pmix "$run" launch_mpi
     ;;
   store)
-    run="$FR_TMP/store"
-    mkdir -p "$run"
-    python3 "$FR_SRCDIR/tests/store-server.py" --port-file "$run/port" > "$run/server.log" 2>&1 &
-    spid=$!
-    i=0
-    while [ ! -s "$run/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -s "$run/port" ] || { kill $spid; fail "store: the test server did not start"; }
-    pids=""
-    for r in 0 1 2 3; do
-      ( common_env "$run"
-        export RANK=$r FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(cat "$run/port")"
-        exec timeout -s KILL 120 "$rank_sh" ) &
-      pids="$pids $!"
-    done
-    ok=0
-    wait_dumps "$run" && ok=1
-    stop_ranks "$run"
-    for p in $pids; do wait "$p" 2> /dev/null; done
-    kill $spid 2> /dev/null
-    wait $spid 2> /dev/null
-    [ $ok -eq 1 ] || { cat "$run"/rank-*.log "$run/server.log" >&2; fail "store: not every rank dumped"; }
-    grep -q "SET /flightrec/trigger/relay" "$run/server.log" || fail "store: no rank set the key"
-    check_run store "$run"
+    start_store "$run"
+    FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port") \
+      hang_run store "$run" launch_ranks
+    stop_store
+    grep -Eq "^COMPARE_SET /flightrec/trigger/relay .* \\(set\\)$" "$run/server.log" || fail "store: no rank set the key"
+    [ "$(grep -c ' (set)$' "$run/server.log")" -eq 1 ] ||
+      { cat "$run/server.log" >&2; fail "store: the key was set more than once for one hang"; }
+    ;;
+  recover)
+    start_store "$run"
+    FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port") \
+      recover_run store "$run/store" launch_ranks
+    stop_store
+    [ $have_mpirun = 1 ] && recover_run pmix "$run/pmix" launch_mpi
+    ;;
+  preset)
+    ahead=$(( $(date +%s) + 3600 ))000000000
+    start_store "$run" --preset "/flightrec/trigger/relay=flightrec-trigger v1 rank=1 time_ns=$ahead reason=clock ahead"
+    FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port") \
+      hang_run store "$run" launch_ranks
+    stop_store
+    ! grep -l "clock ahead" "$run"/node*/*.frz > /dev/null 2>&1 || fail "preset: a rank took a line dated an hour ahead"
+    echo "preset: a line dated an hour ahead is not taken; the real hang still reaches rank 2"
+    ;;
+  slow)
+    [ $have_mpirun = 1 ] || { echo "note: slow: mpirun not installed; not run"; continue; }
+    start_store "$run" --dribble
+    FR_TRIGGER_STORE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port") hang_run pmix "$run" launch_mpi
+    stop_store
+    echo "slow: a store that answers a byte every 1.9 s does not hold up the PMIx event"
     ;;
   clean)
-    run="$FR_TMP/clean"
-    mkdir -p "$run"
-    grep -v '^fault' "$FR_TMP/job.scn" > "$FR_TMP/clean.scn"
-    if command -v mpirun > /dev/null 2>&1; then
-      ( common_env "$run"
-        exec timeout -s KILL 120 mpirun --allow-run-as-root --oversubscribe -n 4 -x RUN -x WORLD -x FR_SIM_LIBDIR \
-          -x FR_PRELOAD -x FR_JOB -x FR_JOB_ID -x FR_SIM_BOOTSTRAP_DIR -x SCN="$FR_TMP/clean.scn" \
-          ${TSAN_OPTIONS:+-x TSAN_OPTIONS} ${ASAN_OPTIONS:+-x ASAN_OPTIONS} "$rank_sh" ) > "$run/mpirun.log" 2>&1
+    if [ $have_mpirun = 1 ]; then
+      FR_TRIGGER_STORE=0 launch_mpi "$run" "$FR_TMP/clean.scn"
+      wait $lpid
       st=$?
-      ! grep -q 'FR_TRIGGER_PMIX' "$run"/rank-*.log || [ -n "$(grep -l 'ORTE' "$run"/rank-*.log)" ] ||
-        { cat "$run"/rank-*.log >&2; fail "clean: a rank could not use PMIx"; }
+      lpid=""
+      ! grep -q 'FR_TRIGGER_PMIX' "$run"/rank-*.log ||
+        { cat "$run"/rank-*.log >&2; fail "clean: a rank said something about PMIx in a healthy job"; }
       [ $st -eq 0 ] && [ ! -s "$run/mpirun.log" ] ||
         { cat "$run/mpirun.log" "$run"/rank-*.log >&2; fail "clean: the job under mpirun exited $st or mpirun complained"; }
-      echo "clean: a job without a hang under mpirun exits 0, mpirun silent"
+      echo "clean: a job without a hang under mpirun exits 0, nothing said"
     fi
     run="$FR_TMP/clean-store" # a bootstrap directory of its own
     mkdir -p "$run"
-    python3 "$FR_SRCDIR/tests/store-server.py" --refuse --port-file "$run/port" > "$run/server.log" 2>&1 &
-    spid=$!
-    i=0
-    while [ ! -s "$run/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    pids=""
-    for r in 0 1 2 3; do
-      ( common_env "$run"
-        export RANK=$r FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 \
-          MASTER_PORT="$(cat "$run/port")" SCN="$FR_TMP/clean.scn"
-        exec timeout -s KILL 120 "$rank_sh" ) &
-      pids="$pids $!"
-    done
-    st=0
-    for p in $pids; do wait "$p" || st=1; done
-    kill $spid 2> /dev/null
-    wait $spid 2> /dev/null
-    [ $st -eq 0 ] || { cat "$run"/rank-*.log >&2; fail "clean: a rank failed against a refusing store"; }
+    start_store "$run" --refuse
+    ( export FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port")
+      launch_ranks "$run" "$FR_TMP/clean.scn"
+      st=0
+      for p in $lpids; do wait "$p" || st=1; done
+      exit $st ) || { cat "$run"/rank-*.log >&2; fail "clean: a rank failed against a refusing store"; }
+    stop_store
     said=0
     for r in 0 1 2 3; do
       n=$(grep -c 'FR_TRIGGER_STORE' "$run/rank-$r.log")
