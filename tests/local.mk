@@ -178,6 +178,7 @@ check-random: all tests/run-scenario tests/json-expect
 	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
 .PHONY: check-random
 DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh
+CLEANFILES += tests/.e2e.lock
 
 ## Sanitizer builds (--enable-sanitizers[=thread]): each test runs under
 ## tests/sanitizer-run.sh, which collects the sanitizer reports of every

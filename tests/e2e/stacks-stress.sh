@@ -6,6 +6,7 @@
 # the other; every dump must arrive, every worker must keep going, and the
 # last dump must show the blocked threads sampled and the masked ones
 # reported as masked.  Then the same with FR_STACKS=0: no stacks at all.
+FR_E2E_LOCK=-x # alone: no other end-to-end test beside it (lib.sh)
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 skip_under_tsan "stack collection under stress"
 fr_tmpdir
