@@ -101,15 +101,17 @@ skip_under_tsan() {
 # scenario suite its own dump deadline did.  So it runs alone: every
 # end-to-end test holds $FR_BUILDDIR/tests/.e2e.lock shared for its life,
 # and a test that sets FR_E2E_LOCK=-x before sourcing this file holds it
-# exclusively.  The lock is held by a flock(1) process of its own that
-# ends with the test's shell, so no rank or server the test leaves behind
-# keeps it.  Without flock(1), nothing is locked.
+# exclusively.  The lock is held by a flock(1) process of its own (not a
+# child of the test's shell) that ends with that shell, so no rank or
+# server the test leaves behind keeps it.  Without flock(1), nothing is locked.
 fr_hold_lock() {
   command -v flock > /dev/null 2>&1 && [ -n "${FR_BUILDDIR:-}" ] && [ -d "$FR_BUILDDIR/tests" ] || return 0
   _ready=$(mktemp "${TMPDIR:-/tmp}/fr-lock.XXXXXX") || return 0
-  flock -o "${FR_E2E_LOCK:--s}" "$FR_BUILDDIR/tests/.e2e.lock" \
-    sh -c 'echo locked > "$1"; while kill -0 "$2" 2> /dev/null; do sleep 0.2; done' sh "$_ready" $$ \
-    < /dev/null > /dev/null 2>&1 &
+  # in a subshell of its own, so that it is no child of the test's shell:
+  # a test's bare `wait` would wait for it
+  ( flock -o "${FR_E2E_LOCK:--s}" "$FR_BUILDDIR/tests/.e2e.lock" \
+      sh -c 'echo locked > "$1"; while kill -0 "$2" 2> /dev/null; do sleep 0.2; done' sh "$_ready" $$ \
+      < /dev/null > /dev/null 2>&1 & )
   while [ ! -s "$_ready" ]; do sleep 0.05; done
   rm -f "$_ready"
 }
