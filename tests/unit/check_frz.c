@@ -2000,6 +2000,7 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_invalid_arguments);
   suite_add_tcase(s, t);
   TCase *f = tcase_create("files");
+  tcase_set_timeout(f, 60); /* each write fsyncs: seconds on a disk busy with a parallel build (Check's default is 4 s) */
   tcase_add_test(f, test_write_atomic_basic);
   tcase_add_test(f, test_write_atomic_replaces);
   tcase_add_test(f, test_write_atomic_refuses_symlink);
