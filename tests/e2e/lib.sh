@@ -111,8 +111,10 @@ fr_hold_lock() {
   # a test's bare `wait` would wait for it
   ( flock -o "${FR_E2E_LOCK:--s}" "$FR_BUILDDIR/tests/.e2e.lock" \
       sh -c 'echo locked > "$1"; while kill -0 "$2" 2> /dev/null; do sleep 0.2; done' sh "$_ready" $$ \
-      < /dev/null > /dev/null 2>&1 & )
-  while [ ! -s "$_ready" ]; do sleep 0.05; done
-  rm -f "$_ready"
+      < /dev/null > /dev/null 2>&1 &
+    echo $! > "$_ready.pid" )
+  # until it holds the lock; a flock(1) that fails or dies: on without it
+  while [ ! -s "$_ready" ] && kill -0 "$(cat "$_ready.pid" 2> /dev/null)" 2> /dev/null; do sleep 0.05; done
+  rm -f "$_ready" "$_ready.pid"
 }
 fr_hold_lock
