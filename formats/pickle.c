@@ -15,6 +15,8 @@
 
 #include "pyval.h"
 
+#define PK_SMALL 256
+
 typedef struct rd {
   const uint8_t *p;
   size_t len, pos;      /* pos: next byte to read */
@@ -29,6 +31,8 @@ typedef struct rd {
   pv **memo;
   size_t capmemo;
   size_t nmemo;         /* memo slots set (MEMOIZE stores at this index) */
+  pv *small[PK_SMALL];  /* the ints 0..PK_SMALL-1, None, True, False: made once, shared */
+  pv *none, *truth[2];
 } rd;
 
 static frz_status trunc_err(rd *r, size_t need)
@@ -51,7 +55,7 @@ static frz_status nomem(rd *r)
 }
 
 /* Read n bytes (little-endian unsigned) into *v. */
-static frz_status le(rd *r, size_t n, uint64_t *v)
+static inline frz_status le(rd *r, size_t n, uint64_t *v)
 {
   if (r->len - r->pos < n) return trunc_err(r, n);
   uint64_t x = 0;
@@ -61,16 +65,24 @@ static frz_status le(rd *r, size_t n, uint64_t *v)
   return FRZ_OK;
 }
 
-static frz_status push(rd *r, pv *v)
+/* The stack grows to hold one more value (push's slow path). */
+static frz_status grow_stack(rd *r, pv *v)
 {
-  if (!v) return nomem(r);
-  if (r->nstack == r->capstack) {
+  {
     size_t ncap = r->capstack ? r->capstack * 2 : 64;
     pv **s = realloc(r->stack, ncap * sizeof *s);
     if (!s) return nomem(r);
     r->stack = s;
     r->capstack = ncap;
   }
+  r->stack[r->nstack++] = v;
+  return FRZ_OK;
+}
+
+static inline frz_status push(rd *r, pv *v)
+{
+  if (!v) return nomem(r);
+  if (r->nstack == r->capstack) return grow_stack(r, v);
   r->stack[r->nstack++] = v;
   return FRZ_OK;
 }
@@ -102,15 +114,14 @@ static frz_status take_marked(rd *r, pv *c)
   if (!r->nmarks) return corrupt(r, "no MARK before this opcode");
   size_t m = r->marks[--r->nmarks];
   if (c->type == PV_DICT && (r->nstack - m) % 2) return corrupt(r, "odd number of dict items");
-  for (size_t i = m; i < r->nstack; i++) {
-    frz_status st = add_item(r, c, r->stack[i]);
-    if (st) return st;
-  }
+  int rc = pv_push_n(r->a, c, r->stack + m, r->nstack - m);
+  if (rc == -2) return corrupt(r, "containers nested too deeply");
+  if (rc) return nomem(r);
   r->nstack = m;
   return FRZ_OK;
 }
 
-static frz_status new_string(rd *r, size_t n, pv_type t)
+static inline frz_status new_string(rd *r, size_t n, pv_type t)
 {
   if (r->len - r->pos < n) return trunc_err(r, n);
   pv *v = pv_new(r->a, t);
@@ -121,8 +132,15 @@ static frz_status new_string(rd *r, size_t n, pv_type t)
   return push(r, v);
 }
 
-static frz_status new_int(rd *r, int64_t x)
+static inline frz_status new_int(rd *r, int64_t x)
 {
+  if (x >= 0 && x < PK_SMALL) { /* one shared node per small value: nodes are never changed */
+    if (!r->small[x]) {
+      if (!(r->small[x] = pv_new(r->a, PV_INT))) return nomem(r);
+      r->small[x]->num.i = x;
+    }
+    return push(r, r->small[x]);
+  }
   pv *v = pv_new(r->a, PV_INT);
   if (!v) return nomem(r);
   v->num.i = x;
@@ -216,10 +234,9 @@ static frz_status tuple_of(rd *r, size_t k)
   if (r->nstack - floor_of(r) < k) return corrupt(r, "stack underflow");
   pv *t = pv_new(r->a, PV_TUPLE);
   if (!t) return nomem(r);
-  for (size_t i = r->nstack - k; i < r->nstack; i++) {
-    frz_status st = add_item(r, t, r->stack[i]);
-    if (st) return st;
-  }
+  int rc = pv_push_n(r->a, t, r->stack + r->nstack - k, k);
+  if (rc == -2) return corrupt(r, "containers nested too deeply");
+  if (rc) return nomem(r);
   r->nstack -= k;
   return push(r, t);
 }
@@ -243,11 +260,17 @@ static frz_status step(rd *r, int *stop)
   case '}': return push(r, pv_new(r->a, PV_DICT));
   case ']': return push(r, pv_new(r->a, PV_LIST));
   case ')': return push(r, pv_new(r->a, PV_TUPLE));
-  case 'N': return push(r, pv_new(r->a, PV_NONE));
-  case 0x88: case 0x89: /* NEWTRUE, NEWFALSE */
-    if (!(v = pv_new(r->a, PV_BOOL))) return nomem(r);
-    v->num.i = c == 0x88;
-    return push(r, v);
+  case 'N':
+    if (!r->none && !(r->none = pv_new(r->a, PV_NONE))) return nomem(r);
+    return push(r, r->none);
+  case 0x88: case 0x89: { /* NEWTRUE, NEWFALSE */
+    int b = c == 0x88;
+    if (!r->truth[b]) {
+      if (!(r->truth[b] = pv_new(r->a, PV_BOOL))) return nomem(r);
+      r->truth[b]->num.i = b;
+    }
+    return push(r, r->truth[b]);
+  }
   case '(': /* MARK */
     if (r->nmarks == PV_MAX_DEPTH) return corrupt(r, "MARKs nested too deeply");
     r->marks[r->nmarks++] = r->nstack;
@@ -341,6 +364,121 @@ static frz_status step(rd *r, int *stop)
   }
 }
 
+/* Push v when the stack has room; 0 when it has not (step() does it then). */
+static inline int push_fast(rd *r, pv *v)
+{
+  if (r->nstack == r->capstack) return 0;
+  r->stack[r->nstack++] = v;
+  return 1;
+}
+
+/* A scalar node of type t, or NULL (step() then reports the error). */
+static inline pv *scalar(rd *r, pv_type t) { return pv_new(r->a, t); }
+
+/* Run the pickle from r->pos to its STOP.  The opcodes a Flight Recorder
+ * dump is made of (strings, small ints, MARK, empty containers, memo
+ * references) are executed here when their operands are in bounds and the
+ * stack has room; everything else, and every error, goes through step(),
+ * which executes the same opcode again from the same state. */
+static frz_status run(rd *r)
+{
+  const uint8_t *p = r->p;
+  const size_t len = r->len;
+  for (;;) {
+    size_t pos = r->pos, left = len - pos;
+    if (!left) {
+      r->op = len;
+      return pv_fail(r->err, FRZ_E_TRUNCATED, r->name, len, "pickle truncated: no STOP opcode");
+    }
+    const uint8_t *b = p + pos;
+    pv *v;
+    switch (b[0]) {
+    case 'X': /* BINUNICODE */
+      if (left >= 5) {
+        uint32_t n = (uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
+        if (left - 5 >= n && (v = scalar(r, PV_STR))) {
+          v->s = (const char *)b + 5;
+          v->slen = n;
+          if (push_fast(r, v)) {
+            r->pos = pos + 5 + n;
+            continue;
+          }
+        }
+      }
+      break;
+    case 0x8c: /* SHORT_BINUNICODE */
+      if (left >= 2 && left - 2 >= b[1] && (v = scalar(r, PV_STR))) {
+        v->s = (const char *)b + 2;
+        v->slen = b[1];
+        if (push_fast(r, v)) {
+          r->pos = pos + 2 + b[1];
+          continue;
+        }
+      }
+      break;
+    case 'K': /* BININT1 */
+      if (left >= 2 && (v = r->small[b[1]]) && push_fast(r, v)) {
+        r->pos = pos + 2;
+        continue;
+      }
+      break;
+    case 'M': /* BININT2 */
+      if (left >= 3) {
+        uint32_t x = (uint32_t)b[1] | (uint32_t)b[2] << 8;
+        if (x < PK_SMALL ? (v = r->small[x]) != NULL : (v = scalar(r, PV_INT)) != NULL) {
+          v->num.i = x; /* (a small one already holds x) */
+          if (push_fast(r, v)) {
+            r->pos = pos + 3;
+            continue;
+          }
+        }
+      }
+      break;
+    case 'J': /* BININT */
+      if (left >= 5) {
+        int32_t x = (int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24);
+        if (x < 0 || x >= PK_SMALL) {
+          if ((v = scalar(r, PV_INT))) {
+            v->num.i = x;
+            if (push_fast(r, v)) {
+              r->pos = pos + 5;
+              continue;
+            }
+          }
+        } else if ((v = r->small[x]) && push_fast(r, v)) {
+          r->pos = pos + 5;
+          continue;
+        }
+      }
+      break;
+    case '(': /* MARK */
+      if (r->nmarks < PV_MAX_DEPTH) {
+        r->marks[r->nmarks++] = r->nstack;
+        r->pos = pos + 1;
+        continue;
+      }
+      break;
+    case ']': case '}': case ')': /* EMPTY_LIST, EMPTY_DICT, EMPTY_TUPLE */
+      if ((v = scalar(r, b[0] == ']' ? PV_LIST : b[0] == '}' ? PV_DICT : PV_TUPLE)) && push_fast(r, v)) {
+        r->pos = pos + 1;
+        continue;
+      }
+      break;
+    case 'h': /* BINGET */
+      if (left >= 2 && b[1] < r->capmemo && (v = r->memo[b[1]]) && push_fast(r, v)) {
+        r->pos = pos + 2;
+        continue;
+      }
+      break;
+    default:
+      break;
+    }
+    int stop = 0;
+    frz_status st = step(r, &stop);
+    if (st || stop) return st;
+  }
+}
+
 frz_status pv_from_pickle(const void *buf, size_t len, const char *name, pv_arena *a,
                           const pv **root, frz_error *err)
 {
@@ -353,19 +491,11 @@ frz_status pv_from_pickle(const void *buf, size_t len, const char *name, pv_aren
   r.a = a;
   *root = NULL;
   frz_status st = FRZ_OK;
-  int stop = 0;
   if (len < 2 || r.p[0] != 0x80) {
     st = pv_fail(err, len ? FRZ_E_MAGIC : FRZ_E_EMPTY, name, 0, "not a pickle (no PROTO opcode)");
     goto out;
   }
-  while (!stop && !st) {
-    if (r.pos >= r.len) {
-      r.op = r.len;
-      st = pv_fail(err, FRZ_E_TRUNCATED, name, r.len, "pickle truncated: no STOP opcode");
-      break;
-    }
-    st = step(&r, &stop);
-  }
+  st = run(&r);
   if (!st) {
     if (r.nmarks || r.nstack != 1) st = corrupt(&r, "STOP with an unbalanced stack");
     else *root = r.stack[0];

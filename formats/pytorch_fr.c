@@ -118,19 +118,15 @@ static void fill_counters(frz_comm *m, frz_pt_comm *pc, const seqkey *k, uint64_
 /* The facts of every group's entries (facts[pg index]). */
 static void entry_facts(pt_ctx *c, pg_facts *facts)
 {
-  char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
   for (uint32_t i = 0; i < c->npgs; i++) facts[i] = (pg_facts){-1, 0, 0, 0};
   for (uint32_t i = 0; i < c->nentries; i++) {
     const pt_entry *e = &c->ef[i];
-    pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
-    if (!g) continue;
-    pg_facts *f = &facts[g - c->pgs];
+    if (e->pg < 0) continue;
+    pg_facts *f = &facts[e->pg];
     int64_t id = 0, cs = -1;
     pv_int(e->f[PK_RECORD_ID], &id);
-    pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
-    int32_t self, peer;
     const pv *isp = e->f[PK_IS_P2P];
-    int p2p = pt_p2p_ranks(pn, &self, &peer) == 0 || (isp && isp->type == PV_BOOL && isp->num.i);
+    int p2p = e->p2p_named || (isp && isp->type == PV_BOOL && isp->num.i);
     if (p2p && pv_int(e->f[PK_COLLECTIVE_SEQ_ID], &cs) == 0 && cs > f->p2p_coll_seq)
       f->p2p_coll_seq = cs;
     if (!f->any || (uint64_t)id >= f->last_id) {
@@ -150,22 +146,27 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
   seqkey *k = malloc((d->nrecords ? d->nrecords : 1) * sizeof *k);
   int64_t *started = malloc((d->ncomms ? d->ncomms : 1) * sizeof *started);
   pg_facts *facts = malloc((c->npgs ? c->npgs : 1) * sizeof *facts);
-  if (!k || !started || !facts) {
+  int64_t *comp_of = malloc((c->npgs ? c->npgs : 1) * sizeof *comp_of); /* pg_status's, per group */
+  if (!k || !started || !facts || !comp_of) {
     free(k);
     free(started);
     free(facts);
+    free(comp_of);
     return pt_nomem(c);
   }
   entry_facts(c, facts);
+  for (uint32_t g = 0; g < c->npgs; g++) {
+    int64_t enq, sst;
+    status_of(&c->pgs[g], &enq, &sst, &comp_of[g]);
+  }
   for (uint32_t m = 0; m < d->ncomms; m++) started[m] = -1;
   uint64_t n = 0;
   for (uint64_t i = 0; i < d->nrecords; i++) {
     frz_record *r = &d->records[i];
     if ((r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_LIFE) || r->seq > (UINT64_MAX >> 2)) continue;
-    const pt_pg *g = &c->pgs[comm_pg[rec_comm[i]]];
-    int64_t enq, sst, comp;
-    status_of(g, &enq, &sst, &comp);
-    if (!facts[g - c->pgs].last_p2p && comp >= 0 && r->seq <= (uint64_t)comp)
+    uint32_t g = comm_pg[rec_comm[i]];
+    int64_t comp = comp_of[g];
+    if (!facts[g].last_p2p && comp >= 0 && r->seq <= (uint64_t)comp)
       r->state = FRZ_STATE_COMPLETED;
     k[n++] = (seqkey){rec_comm[i], r->seq << 1 | (r->state == FRZ_STATE_COMPLETED)};
     if (r->state >= FRZ_STATE_STARTED && (int64_t)r->seq > started[rec_comm[i]])
@@ -183,6 +184,7 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
   free(k);
   free(started);
   free(facts);
+  free(comp_of);
   return FRZ_OK;
 }
 

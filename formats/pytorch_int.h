@@ -37,6 +37,10 @@ enum {
 };
 typedef struct pt_entry {
   const pv *f[PK_N]; /* NULL: the entry has no such key */
+  int32_t pg;        /* index in pgs of its group (collect_pgs), -1 before */
+  int32_t p2p_self;  /* "nccl:send A->B" / "nccl:recv A<-B": A and B, */
+  int32_t p2p_peer;  /*   when p2p_named */
+  uint8_t p2p_named; /* pt_p2p_ranks found A and B in its profiling name */
 } pt_entry;
 
 typedef struct pt_ctx {
@@ -60,12 +64,13 @@ uint64_t pt_fnv(uint64_t h, const void *p, size_t n);
 
 /* The group of pg_config or entries named `name`, or NULL. */
 pt_pg *pt_find_pg(pt_ctx *c, const char *name);
-/* Look every entry's fields up once (c->ef); -1 out of memory. */
+/* Look every entry's fields up once (c->ef), with its p2p ranks; -1 out
+ * of memory.  Each entry's pg is set later, by pt_load_pgs. */
 int pt_index_entries(pt_ctx *c);
 /* The group name of an entry: process_group[0], else its pg_id. */
 const char *pt_entry_pg_name(const pt_entry *e, char *buf, size_t size);
 /* Groups of pg_config and of the entries, each with its pg_id and its
- * pg_status entry where they can be told (pytorch_pg.c). */
+ * pg_status entry where they can be told; every entry's pg (pytorch_pg.c). */
 frz_status pt_load_pgs(pt_ctx *c);
 /* This process's global rank (see pytorch_fr.h); fills each group's self. */
 int32_t pt_find_rank(pt_ctx *c);

@@ -13,66 +13,72 @@
  * lists them as COLLECTIVES and P2P), older spellings, and the NCCL op
  * each one runs.  "coalesced" and the "*_coalesced" closing names are
  * read by name (coalesced_close). */
+#define OPN(s, op) {s, sizeof s - 1, op}
 static const struct {
   const char *name;
+  uint8_t len;
   uint16_t op;
 } op_map[] = {
-    {"all_reduce", FRZ_OP_AllReduce},
-    {"allreduce", FRZ_OP_AllReduce},
-    {"all_reduce_coalesced", FRZ_OP_AllReduce},
-    {"allreduce_coalesced", FRZ_OP_AllReduce},
-    {"all_reduce_barrier", FRZ_OP_AllReduce},
-    {"barrier", FRZ_OP_AllReduce},
-    {"broadcast", FRZ_OP_Broadcast},
-    {"_broadcast_oop", FRZ_OP_Broadcast},
-    {"reduce", FRZ_OP_Reduce},
-    {"_reduce_oop", FRZ_OP_Reduce},
-    {"all_gather", FRZ_OP_AllGather},
-    {"allgather", FRZ_OP_AllGather},
-    {"all_gather_single", FRZ_OP_AllGather},
-    {"all_gather_v", FRZ_OP_AllGather},
-    {"_all_gather_base", FRZ_OP_AllGather},
-    {"_allgather_base", FRZ_OP_AllGather},
-    {"all_gather_base", FRZ_OP_AllGather},
-    {"allgather_coalesced", FRZ_OP_AllGather},
-    {"allgather_into_tensor_coalesced", FRZ_OP_AllGather},
-    {"all_gather_into_tensor_coalesced", FRZ_OP_AllGather},
-    {"ALLGATHER_coalesced", FRZ_OP_AllGather},
-    {"reduce_scatter", FRZ_OP_ReduceScatter},
-    {"reduce_scatter_single", FRZ_OP_ReduceScatter},
-    {"reduce_scatter_v", FRZ_OP_ReduceScatter},
-    {"_reduce_scatter_base", FRZ_OP_ReduceScatter},
-    {"reduce_scatter_base", FRZ_OP_ReduceScatter},
-    {"reduce_scatter_tensor_coalesced", FRZ_OP_ReduceScatter},
-    {"REDUCE_SCATTER_coalesced", FRZ_OP_ReduceScatter},
-    {"all_to_all", FRZ_OP_AlltoAll},
-    {"all_to_all_single", FRZ_OP_AlltoAll},
-    {"all_to_all_v_single", FRZ_OP_AlltoAll},
-    {"alltoall", FRZ_OP_AlltoAll},
-    {"alltoall_base", FRZ_OP_AlltoAll},
-    {"all_to_all_base", FRZ_OP_AlltoAll},
-    {"gather", FRZ_OP_Gather},
-    {"scatter", FRZ_OP_Scatter},
-    {"split", FRZ_OP_CommSplit},
-    {"send", FRZ_OP_Send},
-    {"recv", FRZ_OP_Recv},
-    {"recvanysource", FRZ_OP_Recv},
+    OPN("all_reduce", FRZ_OP_AllReduce),
+    OPN("allreduce", FRZ_OP_AllReduce),
+    OPN("all_reduce_coalesced", FRZ_OP_AllReduce),
+    OPN("allreduce_coalesced", FRZ_OP_AllReduce),
+    OPN("all_reduce_barrier", FRZ_OP_AllReduce),
+    OPN("barrier", FRZ_OP_AllReduce),
+    OPN("broadcast", FRZ_OP_Broadcast),
+    OPN("_broadcast_oop", FRZ_OP_Broadcast),
+    OPN("reduce", FRZ_OP_Reduce),
+    OPN("_reduce_oop", FRZ_OP_Reduce),
+    OPN("all_gather", FRZ_OP_AllGather),
+    OPN("allgather", FRZ_OP_AllGather),
+    OPN("all_gather_single", FRZ_OP_AllGather),
+    OPN("all_gather_v", FRZ_OP_AllGather),
+    OPN("_all_gather_base", FRZ_OP_AllGather),
+    OPN("_allgather_base", FRZ_OP_AllGather),
+    OPN("all_gather_base", FRZ_OP_AllGather),
+    OPN("allgather_coalesced", FRZ_OP_AllGather),
+    OPN("allgather_into_tensor_coalesced", FRZ_OP_AllGather),
+    OPN("all_gather_into_tensor_coalesced", FRZ_OP_AllGather),
+    OPN("ALLGATHER_coalesced", FRZ_OP_AllGather),
+    OPN("reduce_scatter", FRZ_OP_ReduceScatter),
+    OPN("reduce_scatter_single", FRZ_OP_ReduceScatter),
+    OPN("reduce_scatter_v", FRZ_OP_ReduceScatter),
+    OPN("_reduce_scatter_base", FRZ_OP_ReduceScatter),
+    OPN("reduce_scatter_base", FRZ_OP_ReduceScatter),
+    OPN("reduce_scatter_tensor_coalesced", FRZ_OP_ReduceScatter),
+    OPN("REDUCE_SCATTER_coalesced", FRZ_OP_ReduceScatter),
+    OPN("all_to_all", FRZ_OP_AlltoAll),
+    OPN("all_to_all_single", FRZ_OP_AlltoAll),
+    OPN("all_to_all_v_single", FRZ_OP_AlltoAll),
+    OPN("alltoall", FRZ_OP_AlltoAll),
+    OPN("alltoall_base", FRZ_OP_AlltoAll),
+    OPN("all_to_all_base", FRZ_OP_AlltoAll),
+    OPN("gather", FRZ_OP_Gather),
+    OPN("scatter", FRZ_OP_Scatter),
+    OPN("split", FRZ_OP_CommSplit),
+    OPN("send", FRZ_OP_Send),
+    OPN("recv", FRZ_OP_Recv),
+    OPN("recvanysource", FRZ_OP_Recv),
 };
+#undef OPN
 
 /* torch ScalarType names to ncclDataType_t */
+#define DTN(s, t) {s, sizeof s - 1, t}
 static const struct {
   const char *name;
+  uint8_t len;
   uint8_t dtype;
 } dtype_map[] = {
-    {"Char", 0},  {"Byte", 1},   {"Bool", 1},     {"Int", 2},     {"UInt32", 3},
-    {"Long", 4},  {"UInt64", 5}, {"Half", 6},     {"Float", 7},   {"Double", 8},
-    {"BFloat16", 9}, {"Float8_e4m3fn", 10}, {"Float8_e5m2", 11},
+    DTN("Char", 0),  DTN("Byte", 1),   DTN("Bool", 1),     DTN("Int", 2),     DTN("UInt32", 3),
+    DTN("Long", 4),  DTN("UInt64", 5), DTN("Half", 6),     DTN("Float", 7),   DTN("Double", 8),
+    DTN("BFloat16", 9), DTN("Float8_e4m3fn", 10), DTN("Float8_e5m2", 11),
 };
+#undef DTN
 
 uint16_t pt_op_of_word(const char *w, size_t n)
 {
-  for (size_t i = 0; i < sizeof op_map / sizeof *op_map; i++) /* first byte first: no strlen per name */
-    if (n && op_map[i].name[0] == w[0] && strncmp(op_map[i].name, w, n) == 0 && op_map[i].name[n] == '\0')
+  for (size_t i = 0; i < sizeof op_map / sizeof *op_map; i++) /* length, then first byte, then the rest */
+    if (op_map[i].len == n && n && op_map[i].name[0] == w[0] && memcmp(op_map[i].name, w, n) == 0)
       return op_map[i].op;
   return FRZ_OP_NONE;
 }
@@ -131,11 +137,14 @@ static int coalesced_close(const char *w, size_t n)
 
 static uint8_t dtype_of(const pv *list)
 {
-  char b[32];
   if (!list || (list->type != PV_LIST && list->type != PV_TUPLE) || !list->n) return PT_NO_DTYPE;
-  pv_cstr(list->items[0], b, sizeof b);
+  const pv *v = list->items[0];
+  if (v->type != PV_STR) return PT_NO_DTYPE;
+  /* the name as a C string: up to its first NUL (as a copy would read it) */
+  const char *z = memchr(v->s, '\0', v->slen);
+  size_t n = z ? (size_t)(z - v->s) : v->slen;
   for (size_t i = 0; i < sizeof dtype_map / sizeof *dtype_map; i++)
-    if (strcmp(dtype_map[i].name, b) == 0) return dtype_map[i].dtype;
+    if (dtype_map[i].len == n && memcmp(dtype_map[i].name, v->s, n) == 0) return dtype_map[i].dtype;
   return PT_NO_DTYPE;
 }
 
@@ -160,8 +169,9 @@ static uint64_t numel_of(const pv *shapes)
 
 static frz_state state_of(const pv *v)
 {
-  if (pv_str_is(v, "completed")) return FRZ_STATE_COMPLETED;
-  if (pv_str_is(v, "started")) return FRZ_STATE_STARTED;
+  if (!v || v->type != PV_STR) return FRZ_STATE_ENQUEUED;
+  if (v->slen == 9 && memcmp(v->s, "completed", 9) == 0) return FRZ_STATE_COMPLETED;
+  if (v->slen == 7 && memcmp(v->s, "started", 7) == 0) return FRZ_STATE_STARTED;
   return FRZ_STATE_ENQUEUED;
 }
 
@@ -175,8 +185,9 @@ static uint64_t time_of(const pv *v)
  * out of memory. */
 static uint32_t intern(frz_pt_info *pt, uint32_t *cap, const char *w, size_t n)
 {
-  for (uint32_t i = 0; i < pt->nnames; i++)
-    if (strlen(pt->names[i]) == n && strncmp(pt->names[i], w, n) == 0) return i;
+  for (uint32_t i = 0; i < pt->nnames; i++) /* (a handful of names: a scan) */
+    if (pt->names[i][0] == (n ? w[0] : '\0') && strncmp(pt->names[i], w, n) == 0 && pt->names[i][n] == '\0')
+      return i;
   if (pt->nnames == *cap) {
     uint32_t ncap = *cap ? *cap * 2 : 16;
     char **p = realloc(pt->names, ncap * sizeof *p);
@@ -195,8 +206,8 @@ static uint32_t intern(frz_pt_info *pt, uint32_t *cap, const char *w, size_t n)
 /* One record from entry e; 1 = skipped (no comm for it), -1 out of memory. */
 static int fill_one(pt_ctx *c, frz_dump *d, const pt_entry *e, uint32_t *cap, uint32_t *comm)
 {
-  char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
-  pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
+  char pn[PT_NAME_MAX];
+  pt_pg *g = e->pg >= 0 ? &c->pgs[e->pg] : NULL;
   if (!g || g->comm < 0) return 1;
   frz_record *x = &d->records[d->nrecords];
   frz_pt_record *p = &d->pt->records[d->nrecords];
@@ -243,10 +254,9 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pt_entry *e, uint32_t *cap, ui
   if (p2p && x->op != FRZ_OP_Send && x->op != FRZ_OP_Recv) {
     x->kind = FRZ_KIND_GROUP; /* a batch of p2p calls ("nccl:coalesced"): no pair seq */
   } else if (p2p) {
-    int32_t self, peer;
     x->kind = FRZ_KIND_P2P;
     x->dir = x->op == FRZ_OP_Recv ? FRZ_DIR_RECV : FRZ_DIR_SEND;
-    if (pt_p2p_ranks(pn, &self, &peer) == 0) x->peer = peer;
+    if (e->p2p_named) x->peer = e->p2p_peer;
   } else {
     x->kind = x->op == FRZ_OP_CommSplit ? FRZ_KIND_LIFE : FRZ_KIND_COLL;
     const pv *s = e->f[PK_COLLECTIVE_SEQ_ID];

@@ -122,7 +122,14 @@ int pt_index_entries(pt_ctx *c)
   pv_keyset_init(&ks, keys, PK_N);
   c->ef = c->nentries ? malloc((size_t)c->nentries * sizeof *c->ef) : NULL;
   if (c->nentries && !c->ef) return -1;
-  for (uint32_t i = 0; i < c->nentries; i++) pv_fields(c->entries->items[i], &ks, c->ef[i].f);
+  char pn[PT_NAME_MAX];
+  for (uint32_t i = 0; i < c->nentries; i++) {
+    pt_entry *e = &c->ef[i];
+    pv_fields(c->entries->items[i], &ks, e->f);
+    e->pg = -1;
+    pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
+    e->p2p_named = pt_p2p_ranks(pn, &e->p2p_self, &e->p2p_peer) == 0;
+  }
   return 0;
 }
 
@@ -281,6 +288,7 @@ static frz_status collect_pgs(pt_ctx *c)
     const pt_entry *e = &c->ef[i];
     pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
     if (!g && !(g = add_pg(c, nm))) return pt_nomem(c);
+    c->ef[i].pg = (int32_t)(g - c->pgs);
     g->nentries++;
     const pv *pg = e->f[PK_PROCESS_GROUP];
     if (!g->desc[0] && pg && (pg->type == PV_TUPLE || pg->type == PV_LIST) && pg->n >= 2)
@@ -321,13 +329,11 @@ int32_t pt_find_rank(pt_ctx *c)
   int64_t r;
   int32_t g = -1;
   if (pv_int(pv_get(c->root, "rank"), &r) == 0 && r >= 0 && r <= INT32_MAX) g = (int32_t)r;
-  char nm[PT_NAME_MAX], pn[PT_NAME_MAX];
   for (uint32_t i = 0; i < c->nentries; i++) {
     const pt_entry *e = &c->ef[i];
-    int32_t self, peer;
-    pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
-    if (pt_p2p_ranks(pn, &self, &peer)) continue;
-    pt_pg *p = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
+    if (!e->p2p_named) continue;
+    int32_t self = e->p2p_self;
+    pt_pg *p = e->pg >= 0 ? &c->pgs[e->pg] : NULL;
     if (p && p->self < 0) p->self = self;
     if (g < 0 && p && self < p->nranks) g = p->ranks[self];
   }

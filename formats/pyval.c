@@ -11,14 +11,16 @@
 
 #include "pyval.h"
 
-/* A chunk of the arena: `size` bytes of storage, `used` of them handed out. */
+/* A chunk of the arena: `size` bytes of storage after the header. */
 struct pv_chunk {
   pv_chunk *next;
-  size_t used, size;
+  size_t size;
   max_align_t data[];
 };
 
 #define PV_CHUNK_BYTES ((size_t)1 << 20)
+
+_Static_assert(PV_ALIGN % _Alignof(max_align_t) == 0, "PV_ALIGN must align any type");
 
 void pv_arena_init(pv_arena *a, size_t limit)
 {
@@ -37,49 +39,49 @@ void pv_arena_free(pv_arena *a)
   memset(a, 0, sizeof *a);
 }
 
-/* Account for `n` more bytes; -1 when that passes the limit. */
-static int charge(pv_arena *a, size_t n)
+void *pv_alloc_slow(pv_arena *a, size_t n)
 {
-  if (n > a->limit || a->bytes > a->limit - n) return -1;
-  a->bytes += n;
-  return 0;
-}
-
-/* n bytes (aligned for any type) from the newest chunk, or a new one;
- * NULL when out of memory or over the limit. */
-static void *bump(pv_arena *a, size_t n)
-{
-  const size_t al = sizeof(max_align_t);
-  if (n > SIZE_MAX - al) return NULL;
-  n = (n + al - 1) / al * al;
-  if (charge(a, n)) return NULL;
-  pv_chunk *c = a->chunks;
-  if (!c || c->size - c->used < n) {
-    size_t size = n > PV_CHUNK_BYTES / 4 ? n : PV_CHUNK_BYTES; /* a big one alone */
-    c = malloc(sizeof *c + size);
-    if (!c) return NULL;
-    c->used = 0;
-    c->size = size;
-    if (size == PV_CHUNK_BYTES || !a->chunks) {
-      c->next = a->chunks;
-      a->chunks = c;
-    } else { /* behind the newest, which keeps its free room */
-      c->next = a->chunks->next;
-      a->chunks->next = c;
-    }
+  if (n > SIZE_MAX - PV_ALIGN) return NULL;
+  n = (n + PV_ALIGN - 1) & ~(PV_ALIGN - 1);
+  if (n > a->limit || a->bytes > a->limit - n) return NULL;
+  if ((size_t)(a->end - a->cur) >= n) { /* room after all (n was not rounded) */
+    void *p = a->cur;
+    a->cur += n;
+    a->bytes += n;
+    return p;
   }
-  void *p = (char *)c->data + c->used;
-  c->used += n;
-  return p;
+  size_t size = n > PV_CHUNK_BYTES / 4 ? n : PV_CHUNK_BYTES; /* a big one alone */
+  pv_chunk *c = malloc(sizeof *c + size);
+  if (!c) return NULL;
+  c->size = size;
+  a->bytes += n;
+  if (size == PV_CHUNK_BYTES || !a->chunks) { /* the new room to allocate from */
+    c->next = a->chunks;
+    a->chunks = c;
+    a->cur = (char *)c->data + n;
+    a->end = (char *)c->data + size;
+  } else { /* behind the newest, which keeps its free room */
+    c->next = a->chunks->next;
+    a->chunks->next = c;
+  }
+  return c->data;
 }
 
-pv *pv_new(pv_arena *a, pv_type t)
+/* Room for k more items in c, growing its array (the old one stays in
+ * its chunk): to exactly n + k when c is empty, else doubling. */
+static int grow(pv_arena *a, pv *c, size_t k)
 {
-  pv *v = bump(a, sizeof *v);
-  if (!v) return NULL;
-  memset(v, 0, sizeof *v);
-  v->type = t;
-  return v;
+  if (k <= c->cap - c->n) return 0;
+  if (k > UINT32_MAX / 2 - c->n) return -1;
+  uint32_t ncap = c->n ? c->cap * 2 : (uint32_t)k;
+  if (ncap < c->n + k) ncap = (uint32_t)(c->n + k);
+  if (ncap < 4 && !c->n && k == 1) ncap = 4;
+  pv **p = pv_alloc(a, ((size_t)ncap * sizeof *p + PV_ALIGN - 1) & ~(PV_ALIGN - 1));
+  if (!p) return -1;
+  if (c->n) memcpy(p, c->items, (size_t)c->n * sizeof *p);
+  c->items = p;
+  c->cap = ncap;
+  return 0;
 }
 
 int pv_push(pv_arena *a, pv *c, pv *item)
@@ -88,23 +90,29 @@ int pv_push(pv_arena *a, pv *c, pv *item)
     if (item->depth + 1 > PV_MAX_DEPTH) return -2;
     c->depth = item->depth + 1;
   }
-  if (c->n == c->cap) { /* a new array twice the size; the old one stays in its chunk */
-    if (c->cap >= UINT32_MAX / 2) return -1;
-    uint32_t ncap = c->cap ? c->cap * 2 : 4;
-    pv **p = bump(a, (size_t)ncap * sizeof *p);
-    if (!p) return -1;
-    if (c->n) memcpy(p, c->items, (size_t)c->n * sizeof *p);
-    c->items = p;
-    c->cap = ncap;
-  }
+  if (c->n == c->cap && grow(a, c, 1)) return -1;
   c->items[c->n++] = item;
+  return 0;
+}
+
+int pv_push_n(pv_arena *a, pv *c, pv *const *items, size_t k)
+{
+  uint32_t d = c->depth;
+  for (size_t i = 0; i < k; i++)
+    if (items[i]->depth + 1 > d) d = items[i]->depth + 1;
+  if (d > PV_MAX_DEPTH) return -2;
+  if (!k) return 0;
+  if (grow(a, c, k)) return -1;
+  c->depth = d;
+  memcpy(c->items + c->n, items, k * sizeof *items);
+  c->n += (uint32_t)k;
   return 0;
 }
 
 char *pv_strdup(pv_arena *a, const char *s, size_t len)
 {
   if (len == SIZE_MAX) return NULL;
-  char *d = bump(a, len + 1);
+  char *d = len < SIZE_MAX - PV_ALIGN ? pv_alloc(a, (len + PV_ALIGN) & ~(PV_ALIGN - 1)) : NULL;
   if (!d) return NULL;
   memcpy(d, s, len);
   d[len] = '\0';

@@ -30,23 +30,32 @@ typedef enum {
   PV_GLOBAL  /* a pickle GLOBAL reference (only allowed ones survive decoding) */
 } pv_type;
 
+/* 32 bytes: a dump holds millions of them.  Scalars use num or s/slen,
+ * containers n/cap/depth/items; the unions overlay what a type never uses. */
 typedef struct pv pv;
 struct pv {
-  pv_type type;
-  uint32_t n, cap;  /* containers: items used / allocated (a dict counts keys and values) */
+  uint8_t type;     /* a pv_type */
+  uint8_t pad_[3];
+  uint32_t n;       /* containers: items used (a dict counts keys and values) */
+  uint32_t cap;     /* containers: items allocated */
   uint32_t depth;   /* containers: nesting below this node, as seen when items were added */
   union {
-    int64_t i;
-    double f;
-  } num;
-  const char *s;    /* PV_STR / PV_GLOBAL text */
-  size_t slen;
-  pv **items;       /* containers */
+    union {
+      int64_t i;
+      double f;
+    } num;          /* PV_INT, PV_BIGINT (sign), PV_BOOL, PV_FLOAT */
+    const char *s;  /* PV_STR / PV_GLOBAL text */
+  };
+  union {
+    size_t slen;    /* PV_STR / PV_GLOBAL: its length in bytes */
+    pv **items;     /* containers */
+  };
 };
 
 typedef struct pv_chunk pv_chunk;
 typedef struct pv_arena {
   pv_chunk *chunks; /* newest first; everything lives in them */
+  char *cur, *end;  /* the free room of the newest chunk */
   size_t bytes;     /* bytes allocated so far (nodes, item arrays, copied strings) */
   size_t limit;     /* allocation refused beyond this */
 } pv_arena;
@@ -55,11 +64,40 @@ typedef struct pv_arena {
 void pv_arena_init(pv_arena *a, size_t limit);
 void pv_arena_free(pv_arena *a);
 
-/* A new node of type t, or NULL when out of memory or over the limit. */
-pv *pv_new(pv_arena *a, pv_type t);
+/* Arena allocations are rounded up to this (the alignment of any type). */
+#define PV_ALIGN ((size_t)16)
+
+/* n bytes from a new chunk (pv_alloc's slow path); NULL when out of
+ * memory or over the limit. */
+void *pv_alloc_slow(pv_arena *a, size_t n);
+
+/* n bytes (n a multiple of PV_ALIGN) aligned for any type, or NULL when
+ * out of memory or over the limit.  Inline: a decoder calls it per value. */
+static inline void *pv_alloc(pv_arena *a, size_t n)
+{
+  if ((size_t)(a->end - a->cur) >= n && a->limit - a->bytes >= n) {
+    void *p = a->cur;
+    a->cur += n;
+    a->bytes += n;
+    return p;
+  }
+  return pv_alloc_slow(a, n);
+}
+
+/* A new node of type t (all else zero), or NULL when out of memory or over
+ * the limit. */
+static inline pv *pv_new(pv_arena *a, pv_type t)
+{
+  pv *v = pv_alloc(a, (sizeof(pv) + PV_ALIGN - 1) & ~(PV_ALIGN - 1));
+  if (v) *v = (pv){.type = t};
+  return v;
+}
 /* Append `item` to container c; -1 when out of memory or over the limit,
  * -2 when that nests containers deeper than PV_MAX_DEPTH. */
 int pv_push(pv_arena *a, pv *c, pv *item);
+/* Append items[0..k) to container c in one go (room for exactly them when
+ * c is full); the same errors as pv_push. */
+int pv_push_n(pv_arena *a, pv *c, pv *const *items, size_t k);
 /* A copy of `len` bytes kept by the arena, or NULL. */
 char *pv_strdup(pv_arena *a, const char *s, size_t len);
 
