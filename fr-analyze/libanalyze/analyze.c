@@ -388,8 +388,8 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
 /* A teardown that answered a hang: dump d holds a record (of comm `id`, or
  * of any comm when id is 0) that was in flight when its comm was aborted
  * (flag ABORTED), or destroyed or finalized while it never completed
- * (those wait for it, in vain), and had waited FA_GAVE_UP_NS or more by
- * then.  A teardown right behind its ops (a shutdown), or one whose ops then
+ * (those wait for it, in vain), and had waited FA_GAVE_UP_NS or more when
+ * the run of teardowns holding that one began.  A teardown right behind its ops (a shutdown), or one whose ops then
  * completed, is no answer to anything. */
 int fa_gave_up(const frz_dump *d, uint64_t id)
 {
@@ -398,10 +398,10 @@ int fa_gave_up(const frz_dump *d, uint64_t id)
     const frz_record *x = &d->records[k];
     if (x->op != FRZ_OP_CommAbort && x->op != FRZ_OP_CommDestroy && x->op != FRZ_OP_CommFinalize) continue;
     if (id && x->comm_id != id) continue;
+    uint64_t t0 = fa_teardown_run_start(d, k); /* waits count up to the reaction's start */
     for (uint64_t i = 0; i < k; i++) {
       const frz_record *r = &d->records[i];
-      if (r->comm_id != x->comm_id || x->t_enqueue_ns < r->t_enqueue_ns ||
-          x->t_enqueue_ns - r->t_enqueue_ns < FA_GAVE_UP_NS)
+      if (r->comm_id != x->comm_id || t0 < r->t_enqueue_ns || t0 - r->t_enqueue_ns < FA_GAVE_UP_NS)
         continue;
       int aborted = (r->flags & FRZ_RF_ABORTED) != 0;
       int stuck = (r->kind == FRZ_KIND_COLL || r->kind == FRZ_KIND_P2P) && !(r->flags & FRZ_RF_NO_TRACKING) &&
@@ -421,16 +421,36 @@ int fa_gave_up(const frz_dump *d, uint64_t id)
  * idle or waiting.  So is a member waiting in the op that aborted the comm
  * with it in flight without having waited for anything (it did not give
  * up). */
+/* Did idle member m tear comm c down at its stuck seq? */
+static int torn_at_stuck(const fa_analysis *a, const fa_comm *c, const fa_member *m)
+{
+  const frz_record *at = m->state == FA_MEMBER_IDLE ? fa_member_record(a, m, c->stuck_seq) : NULL;
+  return at && fa_is_teardown(at->op) && m->last_enqueued >= (int64_t)c->stuck_seq;
+}
+
 static void left_or_gone(const fa_analysis *a, fa_comm *c)
 {
   if (!c->stuck || c->nahead || !(c->nwaiting + c->npassed)) return;
+  /* those that tore it down at the stuck seq left it only as a minority,
+   * counting every member without a dump as one of them: else the others
+   * may as well have run past the end of their work (find_ahead, which
+   * counts the same members on the other side, found no minority there
+   * either).  In a comm of two, where find_ahead never finds anyone
+   * ahead, the one that tore it down left it. */
+  uint32_t torn = 0;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].rank >= 0 && !c->members[r].counters_unknown && torn_at_stuck(a, c, &c->members[r])) torn++;
+  int minority = c->size < 3 || 2 * (torn + (uint32_t)c->size - c->npresent) < (uint32_t)c->size;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
     if (m->rank < 0 || m->counters_unknown) continue;
     const frz_record *at = fa_member_record(a, m, c->stuck_seq);
     uint32_t trig = a->frames[m->frame].dump.process.trigger;
     const frz_comm *fc = fa_member_comm(a, m);
-    if (m->state == FA_MEMBER_IDLE && at && fa_is_teardown(at->op) && m->last_enqueued >= (int64_t)c->stuck_seq) {
+    if (torn_at_stuck(a, c, m) && !minority) {
+      m->shut = 1; /* it ended its work there, or early: not told */
+      c->end_unclear = 1;
+    } else if (torn_at_stuck(a, c, m)) {
       m->state = FA_MEMBER_LAGGING;
       m->left = 1;
       c->nlagging++;
@@ -549,6 +569,7 @@ int32_t fa_member_node(const fa_analysis *a, const fa_member *m)
 
 int fa_member_blamed(const fa_comm *c, const fa_member *m)
 {
+  if (c->end_unclear) return 0; /* who ended early is not told */
   if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
   if (c->nunfinished) return m->state == FA_MEMBER_UNFINISHED;
   return m->state == FA_MEMBER_NO_DUMP;

@@ -115,6 +115,9 @@ typedef struct fa_member {
                               never called the comm's creation (lagging; rank stays -1) */
   uint8_t left;            /* lagging because it tore the comm down (CommDestroy, CommFinalize,
                               CommAbort at the stuck seq) while others wait in its op there */
+  uint8_t shut;            /* idle: it tore the comm down at the stuck seq after completing all its
+                              ops there (a shutdown), with too few others waiting to tell
+                              whether it ended early or they ran on (fa_comm.end_unclear) */
   uint8_t async_error;     /* unfinished because NCCL reported an async error on its comm
                               (ncclCommGetAsyncError) with the stuck op in flight: its own
                               network or device side broke */
@@ -214,6 +217,9 @@ typedef struct fa_comm {
   uint64_t stuck_seq;
   uint32_t nwaiting, nlagging, nno_dump, npassed, nahead, nunfinished;
   uint32_t nunknown;         /* members whose counters a PyTorch dump cannot give */
+  uint8_t end_unclear;       /* members tore it down at the stuck seq (fa_member.shut), the others
+                                wait there, and neither side is a minority (counting members
+                                without a dump on either): who ended early is not told */
   uint8_t unformed;          /* it never formed: no member completed its creation (seq 0) and
                                 some member's creation call had not returned */
   uint32_t nabsent;          /* members that never called its creation (fa_member.absent) */

@@ -101,9 +101,13 @@ int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id);
 /* Did the process of dump d tear a comm (of id `id`, any when 0) down in
  * answer to a wait of its own: an op of it in flight when it aborted the
  * comm (flag ABORTED), or never completed when it destroyed or finalized
- * it, had waited FA_GAVE_UP_NS or more?  It gave up waiting: still a
+ * it, had waited FA_GAVE_UP_NS or more when that reaction began?  It gave up waiting: still a
  * waiter, not a cause. */
 int fa_gave_up(const frz_dump *d, uint64_t id);
+/* When the reaction holding teardown record k began: the enqueue time
+ * (monotonic ns) of the first of the run of teardown records (aborts,
+ * destroys, finalizes) that holds k (react.c). */
+uint64_t fa_teardown_run_start(const frz_dump *d, uint64_t k);
 /* Dump d of a rank that gave up, read as of the moment its reaction began:
  * ops that started or completed later set back, their comm counters with
  * them, and what was in flight on a comm it then tore down flagged ABORTED

@@ -244,10 +244,18 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
                                    : 0;
       o->state = rec->state;
       o->ended = (uint8_t)ended;
-      /* (or its rank gave up on it: a watchdog judged it stuck, and aborted) */
+      /* (or its rank gave up on it: a watchdog judged it stuck, and aborted;
+       * or its rank gave up at all while it had been in flight
+       * FA_GAVE_UP_NS or more: a watchdog's reaction tears down every comm
+       * of the process, one after another, and judged all of its ops in
+       * flight alike, whichever comm the abort had reached when the dump
+       * was taken) */
+      int waited_to_reaction = f->reaction_ns && rec->t_enqueue_ns && rec->t_enqueue_ns <= f->reaction_ns &&
+                               f->reaction_ns - rec->t_enqueue_ns >= FA_GAVE_UP_NS &&
+                               (rec->state == FRZ_STATE_ENQUEUED || rec->state == FRZ_STATE_STARTED);
       o->long_in = !f->dump.pt && ((rec->t_enqueue_ns && f->dump.process.frame_time_ns >= rec->t_enqueue_ns &&
                                     (int64_t)(f->dump.process.frame_time_ns - rec->t_enqueue_ns) >= FA_JOINED_NS) ||
-                                   ((rec->flags & FRZ_RF_ABORTED) && gave_up_here));
+                                   ((rec->flags & FRZ_RF_ABORTED) && gave_up_here) || waited_to_reaction);
     }
   }
   qsort(ops, n, sizeof *ops, cmp_op);

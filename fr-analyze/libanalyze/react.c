@@ -40,17 +40,26 @@ static int is_op(const frz_record *r)
   return (r->kind == FRZ_KIND_COLL || r->kind == FRZ_KIND_P2P) && !(r->flags & FRZ_RF_NO_TRACKING);
 }
 
-/* Did teardown record k give up: an op of its comm, enqueued before it and
- * not completed by then, had waited FA_GAVE_UP_NS or more? */
+uint64_t fa_teardown_run_start(const frz_dump *d, uint64_t k)
+{
+  while (k > 0 && teardown(&d->records[k - 1])) k--;
+  return d->records[k].t_enqueue_ns;
+}
+
+/* Did teardown record k give up: an op of its comm, enqueued before the
+ * reaction holding k began and not completed by then, had waited
+ * FA_GAVE_UP_NS or more then?  (Measured at the reaction's start: the
+ * time a process spends inside its earlier aborts is no wait.) */
 static int gives_up(const frz_dump *d, uint64_t k)
 {
   const frz_record *x = &d->records[k];
+  uint64_t t0 = fa_teardown_run_start(d, k);
   for (uint64_t i = 0; i < k; i++) {
     const frz_record *r = &d->records[i];
-    if (!is_op(r) || !same_member(r, x) || r->t_enqueue_ns > x->t_enqueue_ns) continue;
+    if (!is_op(r) || !same_member(r, x) || r->t_enqueue_ns > t0) continue;
     int done = (r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED) && r->t_complete_ns &&
-               r->t_complete_ns <= x->t_enqueue_ns;
-    if (!done && x->t_enqueue_ns - r->t_enqueue_ns >= FA_GAVE_UP_NS) return 1;
+               r->t_complete_ns <= t0;
+    if (!done && t0 - r->t_enqueue_ns >= FA_GAVE_UP_NS) return 1;
   }
   return 0;
 }

@@ -377,6 +377,7 @@ static cJSON *member_obj(jctx *j, const fa_member *m)
   if (m->absent) add(j, o, "never_joined", chk(j, cJSON_CreateTrue()));
   if (m->left) add(j, o, "tore_down", chk(j, cJSON_CreateTrue()));
   if (m->gone) add(j, o, "process_ended", chk(j, cJSON_CreateTrue()));
+  if (m->shut) add(j, o, "shut_down", chk(j, cJSON_CreateTrue()));
   if (m->async_error) add(j, o, "async_error", chk(j, cJSON_CreateTrue()));
   if (m->ncand) {
     fa_ranks r = {m->cand, m->ncand};
@@ -403,6 +404,7 @@ static cJSON *comm_obj(jctx *j, const fa_comm *c)
   }
   add(j, o, "dumps", num(j, c->npresent));
   add(j, o, "never_formed", chk(j, cJSON_CreateBool(c->unformed)));
+  if (c->end_unclear) add(j, o, "end_unclear", chk(j, cJSON_CreateTrue()));
   if (c->ninstances > 1) {
     add(j, o, "instance", num(j, c->instance));
     add(j, o, "instances", num(j, c->ninstances));

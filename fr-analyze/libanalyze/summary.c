@@ -257,6 +257,27 @@ static int say_exited(const fa_analysis *a, const fa_ranks *r, sbuf *b)
   return 0;
 }
 
+/* "; NCCL had reported an async error to rank 9 on comm X": the first
+ * comm of each rank of r whose latest dump has ASYNC_ERROR (the answer of
+ * ncclCommGetAsyncError, which a watchdog acts on by tearing down). */
+static void say_async_errors(const fa_analysis *a, const fa_ranks *r, sbuf *b)
+{
+  char hex[200];
+  for (uint32_t i = 0; i < r->n; i++) {
+    int32_t k = fa_find_rank(a, r->v[i]);
+    if (k < 0) continue;
+    const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+    for (uint32_t m = 0; m < d->ncomms; m++) {
+      if (!(d->comms[m].flags & FRZ_CF_ASYNC_ERROR)) continue;
+      int32_t ci = fa_find_comm(a, d->comms[m].comm_id);
+      if (ci < 0) continue;
+      fa_comm_label(&a->comms[ci], hex, sizeof hex);
+      sb_printf(b, "; NCCL had reported an async error to rank %d on comm %s", r->v[i], hex);
+      break;
+    }
+  }
+}
+
 /* "; link 3->4 channel 1 stopped (SendPeerWait for 2.0 s)": the links of
  * the stuck op that proxy progress shows stopped (the first few). */
 static void say_stopped_links(const fa_comm *c, sbuf *b)
@@ -403,6 +424,21 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               "completed: device or network side (link %d->%d)",
               (unsigned long long)l->seq, l->src, l->dst, hex, l->src, l->dst);
     if (w.n) sb_printf(b, "; %s %s behind it", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w));
+  } else if (c->end_unclear && !v->lagging.n) {
+    /* some tore it down at the stuck seq, the others wait there, neither a minority */
+    uint32_t cap = 0;
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].shut && c->members[r].global_rank >= 0 &&
+          fa_ranks_push(&o, &cap, c->members[r].global_rank))
+        goto out;
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
+    sb_printf(b, "%s tore comm %s down at seq %llu after completing all %s ops there, while %s %s in %s",
+              ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq, o.n == 1 ? "its" : "their",
+              ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
+    if (c->nno_dump) sb_printf(b, " (%u member(s) left no dump)", c->nno_dump);
+    sb_printf(b, ": either %s ran past the end of the others' work or %s ended early; the dumps cannot "
+              "tell which", ranks_phrase(&w, p2, sizeof p2), ranks_phrase(&o, p1, sizeof p1));
   } else if (v->late.n) {
     sb_printf(b, "%s entered %s on comm %s %.1f s after %s had given up on it (aborted the comm): %s "
               "came too late", ranks_phrase(&v->late, p1, sizeof p1), op, hex, (double)v->late_by_ns / 1e9,
@@ -447,8 +483,14 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               hex, ranks_phrase(&o, p2, sizeof p2), o.n == 1 ? "its" : "their");
   } else if (c->stuck && (c->nwaiting || c->npassed) && !v->lagging.n && !c->nno_dump) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
-    sb_printf(b, "%s %s in %s on comm %s, which mismatched calls keep from completing",
-              ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
+    if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out; /* (past it, with later ops pending) */
+    if (c->has_mismatch || v->mismatch_comm >= 0)
+      sb_printf(b, "%s %s in %s on comm %s, which mismatched calls keep from completing",
+                ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
+    else /* every member entered, none is blamed, no mismatch: the waits end nowhere the dumps show */
+      sb_printf(b, "%s %s in %s on comm %s; the dumps name no rank %s %s for",
+                ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex, w.n == 1 ? "it" : "they",
+                w.n == 1 ? "waits" : "wait");
   } else if (c->stuck && (c->nwaiting || c->npassed)) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     if (c->nlagging && several_per_process(c)) { /* CommInitAll: by comm rank and device */
@@ -467,11 +509,12 @@ static int say_hang(const fa_analysis *a, sbuf *b)
                 ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
     } else if (c->nlagging && lagging_all(c, 1)) {
       if (fa_comm_ranks(c, FA_MEMBER_LAGGING, &o)) goto out;
-      if (w.n)
+      if (w.n) {
         sb_printf(b, "%s tore comm %s down (at seq %llu) while %s %s in %s there",
                   ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq,
                   ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
-      else { /* the others completed the op it cut off and wait in a later one */
+        say_async_errors(a, &o, b);
+      } else { /* the others completed the op it cut off and wait in a later one */
         if (fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
         sb_printf(b, "%s tore comm %s down (at seq %llu, %s in flight); %s completed it and %s there after it",
                   ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq, op,

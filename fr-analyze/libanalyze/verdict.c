@@ -41,7 +41,7 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
   out->v = NULL;
   out->n = 0;
   *unknown = 0;
-  if (c->stuck && !c->nahead && (c->nwaiting || c->npassed)) {
+  if (c->stuck && !c->nahead && !c->end_unclear && (c->nwaiting || c->npassed)) {
     fa_member_state want = c->nlagging       ? FA_MEMBER_LAGGING
                            : c->nunfinished ? FA_MEMBER_UNFINISHED
                                             : FA_MEMBER_NO_DUMP;
@@ -221,7 +221,9 @@ static int better(const fa_analysis *a, int32_t x, int32_t y)
 
 /* Follow the waits from comm start (none of whose awaited ranks is a root)
  * to the comm where they end: one whose waiters wait for nobody in
- * particular (all joined).  Bounded: a cycle was looked for before. */
+ * particular (all joined), or a p2p pair both sides posted and started
+ * (joined) that the awaited rank is in.  Bounded: a cycle was looked for
+ * before. */
 static int chain_end(const fa_analysis *a, int32_t start, int32_t *end)
 {
   int32_t c = start;
@@ -235,6 +237,15 @@ static int chain_end(const fa_analysis *a, int32_t start, int32_t *end)
     *end = c;
     if (k < 0 || a->ranks[k].wait_comm < 0) return 0;
     c = a->ranks[k].wait_comm;
+    /* where it waits in a p2p pair that both sides posted and started and
+     * neither finished (joined), the chain ends: the pair waits for no rank */
+    for (uint32_t i = 0; i < a->comms[c].nlinks; i++)
+      if (a->comms[c].links[i].p2p && a->comms[c].links[i].joined &&
+          (a->comms[c].links[i].src == a->ranks[k].global_rank ||
+           a->comms[c].links[i].dst == a->ranks[k].global_rank)) {
+        *end = c;
+        return 0;
+      }
   }
   return 0;
 }

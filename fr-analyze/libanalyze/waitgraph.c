@@ -83,7 +83,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     const fa_comm *c = &a->comms[ci];
     uint32_t hub = a->nranks + ci;
-    if (c->stuck && !c->nahead && (c->nwaiting || c->npassed)) {
+    if (c->stuck && !c->nahead && !c->end_unclear && (c->nwaiting || c->npassed)) {
       fa_member_state want = c->nlagging ? FA_MEMBER_LAGGING
                              : c->nunfinished ? FA_MEMBER_UNFINISHED : FA_MEMBER_NO_DUMP;
       g->unfinished_hub[ci] = want == FA_MEMBER_UNFINISHED;
