@@ -21,6 +21,14 @@ static _Atomic uint32_t ncomms;
 static _Atomic uintptr_t index_key[INDEX_SIZE];
 static _Atomic uint32_t index_val[INDEX_SIZE];
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Bumped whenever a handle's entry changes (put, retire, reset): the
+ * per-thread cache of the last lookup is good while it is unchanged. */
+static _Atomic uint32_t index_gen;
+static __thread struct {
+  uintptr_t handle;
+  fr_comm *comm;
+  uint32_t gen;
+} last_lookup __attribute__((tls_model("initial-exec")));
 
 static uint32_t slot_of(uintptr_t handle) {
   return (uint32_t)(fr_hash_finish(handle) & (INDEX_SIZE - 1));
@@ -34,6 +42,7 @@ static void index_put(uintptr_t handle, uint32_t n) {
     if (k == SLOT_EMPTY || k == SLOT_GONE || k == handle) {
       atomic_store(&index_val[i], n + 1);
       atomic_store_explicit(&index_key[i], handle, memory_order_release);
+      atomic_fetch_add_explicit(&index_gen, 1, memory_order_release);
       break;
     }
   }
@@ -74,12 +83,22 @@ void fr_comm_bind(fr_comm *c, uintptr_t handle) {
 
 fr_comm *fr_comm_find(uintptr_t handle) {
   if (handle <= SLOT_GONE) return NULL;
+  /* a job calls on one comm after another: the last lookup of this thread
+   * first (two loads and compares instead of a hash and a probe) */
+  uint32_t gen = atomic_load_explicit(&index_gen, memory_order_acquire);
+  if (last_lookup.handle == handle && last_lookup.gen == gen) return last_lookup.comm;
   uint32_t i = slot_of(handle);
   for (uint32_t probe = 0; probe < INDEX_SIZE; probe++, i = (i + 1) & (INDEX_SIZE - 1)) {
     uintptr_t k = atomic_load_explicit(&index_key[i], memory_order_acquire);
     if (k == handle) {
       uint32_t v = atomic_load_explicit(&index_val[i], memory_order_relaxed);
-      return v ? &comms[v - 1] : NULL;
+      fr_comm *c = v ? &comms[v - 1] : NULL;
+      if (c) {
+        last_lookup.handle = handle;
+        last_lookup.comm = c;
+        last_lookup.gen = gen;
+      }
+      return c;
     }
     if (k == SLOT_EMPTY) return NULL;
   }
@@ -113,6 +132,7 @@ void fr_comm_retire(fr_comm *c, uint32_t flag) {
     if (k == SLOT_EMPTY) break;
     if (k == c->handle && &comms[atomic_load(&index_val[i]) - 1] == c) {
       atomic_store(&index_key[i], SLOT_GONE);
+      atomic_fetch_add_explicit(&index_gen, 1, memory_order_release);
       break;
     }
   }
@@ -128,4 +148,5 @@ void fr_comms_reset(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&add_lock, &fresh, sizeof fresh);
   atomic_store(&ncomms, 0);
+  atomic_fetch_add(&index_gen, 1);
 }

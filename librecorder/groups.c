@@ -20,12 +20,12 @@ typedef struct deferred {
   cudaStream_t stream;
 } deferred;
 
-static __thread int group_depth __attribute__((tls_model("initial-exec")));
+FR_HIDDEN __thread int fr_group_depth_ __attribute__((tls_model("initial-exec")));
+#define group_depth fr_group_depth_
 static __thread uint64_t group_id __attribute__((tls_model("initial-exec")));
 static __thread uint32_t ndeferred __attribute__((tls_model("initial-exec")));
 static __thread deferred *deferred_ops __attribute__((tls_model("initial-exec")));
 
-int fr_group_depth(void) { return group_depth; }
 uint64_t fr_group_id(void) { return group_id; }
 
 void fr_group_defer(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream) {

@@ -27,7 +27,7 @@ void fr_life_done(fr_slot *s, uint64_t id, ncclResult_t r, uint64_t t0) {
 
 fr_slot *fr_life_begin(fr_comm *c, unsigned op, unsigned kind, void *site, uint64_t *id) {
   uint64_t seq = kind == FRZ_KIND_NONE ? 0 : atomic_fetch_add(&c->next_seq, 1);
-  fr_slot *s = fr_rec_begin(c, op, kind, seq, 0, -1, -1, -1, FRZ_DIR_NONE, NULL, site, id);
+  fr_slot *s = fr_rec_begin(c, op, kind, seq, 0, -1, -1, -1, FRZ_DIR_NONE, NULL, site, id, 0);
   fr_rec_flags_set(s, FRZ_RF_NO_TRACKING, 0);
   return s;
 }

@@ -86,14 +86,14 @@ static fr_slot *make_record(fr_prof_ctx *ctx, const fr_prof_task *t, uint64_t *i
     int dir = p2p_dir(t->func);
     if (dir == FRZ_DIR_NONE) return NULL;
     s = fr_rec_begin(c, op, FRZ_KIND_P2P, fr_p2p_seq(c, t->root_or_peer, dir), t->count,
-                     frz_dtype_from_name(t->datatype), -1, t->root_or_peer, dir, t->stream, NULL, id);
+                     frz_dtype_from_name(t->datatype), -1, t->root_or_peer, dir, t->stream, NULL, id, 0);
   } else {
     int rooted = op == FRZ_OP_Broadcast || op == FRZ_OP_Reduce || op == FRZ_OP_Gather ||
                  op == FRZ_OP_Scatter;
     uint64_t seq = atomic_fetch_add_explicit(&c->next_seq, 1, memory_order_relaxed);
     s = fr_rec_begin(c, op ? op : FRZ_OP_NONE, FRZ_KIND_COLL, seq, t->count,
                      frz_dtype_from_name(t->datatype), -1, rooted ? t->root_or_peer : -1,
-                     FRZ_DIR_NONE, t->stream, NULL, id);
+                     FRZ_DIR_NONE, t->stream, NULL, id, 0);
   }
   /* without kernel-channel events nothing will say when it completed */
   fr_rec_flags_set(s, FRZ_RF_PROFILER_SEEN | ((ctx->mask & ncclProfileKernelCh) ? 0 : FRZ_RF_NO_TRACKING), 0);

@@ -171,10 +171,12 @@ FR_HIDDEN void fr_locate_self(void);
 
 /* ---- recording (wrappers.c) ------------------------------------------- */
 /* Fill a new record for a call on comm `c` and return its slot; NULL when
- * not recording.  The wrapper then calls NCCL and fr_rec_end(). */
+ * not recording.  Its flags start as IN_CALL | flags0 (and the group's).
+ * The wrapper then calls NCCL and fr_rec_end(). */
 FR_HIDDEN fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq,
                                 uint64_t count, int dtype, int redop, int peer, int dir,
-                                cudaStream_t stream, void *call_site, uint64_t *id_out);
+                                cudaStream_t stream, void *call_site, uint64_t *id_out,
+                                uint32_t flags0);
 FR_HIDDEN void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r);
 /* Set/clear record flags.  Only the thread that made a record changes its
  * flags (the watchdog only reads them), so a load and a store suffice: no
@@ -219,7 +221,9 @@ FR_HIDDEN void fr_prof_pending_done(int slot, fr_comm *c, int in_progress);
 FR_HIDDEN void fr_prof_setup_env(void);
 
 /* Per-thread group state (groups.c) */
-FR_HIDDEN int fr_group_depth(void);
+/* How deep this thread is in ncclGroupStart/End (groups.c keeps it). */
+extern FR_HIDDEN __thread int fr_group_depth_ __attribute__((tls_model("initial-exec")));
+static inline int fr_group_depth(void) { return fr_group_depth_; }
 FR_HIDDEN uint64_t fr_group_id(void);
 FR_HIDDEN void fr_group_defer(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream);
 

@@ -41,7 +41,7 @@ static void capture_backtrace(uint64_t id) {
 
 fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint64_t count,
                       int dtype, int redop, int peer, int dir, cudaStream_t stream,
-                      void *call_site, uint64_t *id_out) {
+                      void *call_site, uint64_t *id_out, uint32_t flags0) {
   uint64_t id;
   fr_slot *s = fr_ring_claim(&fr_g.ring, &id);
   frz_record *r = &s->rec;
@@ -74,7 +74,7 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->algo = FRZ_ALGO_UNKNOWN;
   r->proto = FRZ_PROTO_UNKNOWN;
   r->nchannels = 0;
-  __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | (grouped ? FRZ_RF_IN_GROUP | FRZ_RF_GROUP_OPEN : 0u),
+  __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | flags0 | (grouped ? FRZ_RF_IN_GROUP | FRZ_RF_GROUP_OPEN : 0u),
                    __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
@@ -115,17 +115,25 @@ void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r
   if (fr_cuda_mark(s, 1, stream) != 0) flag(s, FRZ_RF_NO_TRACKING);
 }
 
-/* Events around one call: now, or at the outermost GroupEnd when grouped. */
-static void before_call(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream) {
+/* Events around one call: now, or at the outermost GroupEnd when grouped.
+ * With tracking off (FR_TRACK_COMPLETION=0) an ungrouped call's record
+ * was flagged NO_TRACKING when it was made (untracked()): nothing to do. */
+static inline void before_call(fr_slot *s, uint64_t id, fr_comm *c, cudaStream_t stream) {
   if (fr_group_depth() > 0)
     fr_group_defer(s, id, c, stream);
-  else
+  else if (fr_g.cfg.track_completion)
     fr_track_before(s, id, stream);
 }
 
-static void after_call(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r) {
-  if (fr_group_depth() == 0) fr_track_after(s, id, stream, r);
+static inline void after_call(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r) {
+  if (fr_group_depth() == 0 && fr_g.cfg.track_completion) fr_track_after(s, id, stream, r);
   fr_rec_end(s, id, r);
+}
+
+/* The flags a wrapper's record starts with besides IN_CALL: NO_TRACKING
+ * for an ungrouped call with tracking off (what fr_track_before would set). */
+static inline uint32_t untracked(void) {
+  return fr_group_depth() == 0 && !fr_g.cfg.track_completion ? FRZ_RF_NO_TRACKING : 0u;
 }
 
 /* Load or resolve a real function pointer; NULL when NCCL lacks it. */
@@ -163,25 +171,33 @@ static void after_call(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_
     return r;                                                                       \
   }
 
+/* The next value of counter *p: a load and a store, not a locked add.  The
+ * counters are a comm's, and NCCL forbids calling one communicator from
+ * several threads at once (its documentation, "Thread safety"): the
+ * application serializes them. */
+static inline uint64_t next_of(_Atomic uint64_t *p) {
+  uint64_t v = atomic_load_explicit(p, memory_order_relaxed);
+  atomic_store_explicit(p, v + 1, memory_order_relaxed);
+  return v;
+}
+
 /* A collective: the comm's next collective seq. */
 #define FR_COLL(code, Name, rec, params, args, cnt, dt, ro, rt)                      \
   FR_WRAPPER_(Name, params, args,                                                   \
-              s = fr_rec_begin(c, FRZ_OP_##rec, FRZ_KIND_COLL,                      \
-                               atomic_fetch_add_explicit(&c->next_seq, 1, memory_order_relaxed), \
+              s = fr_rec_begin(c, FRZ_OP_##rec, FRZ_KIND_COLL, next_of(&c->next_seq),  \
                                (uint64_t)(cnt), (int)(dt), (int)(ro), (int)(rt),    \
-                               FRZ_DIR_NONE, stream, __builtin_return_address(0), &id))
+                               FRZ_DIR_NONE, stream, __builtin_return_address(0), &id, untracked()))
 
 uint64_t fr_p2p_seq(fr_comm *c, int peer, int dir) {
   if (!c->p2p_seq || peer < 0 || peer >= c->nranks) return UINT64_MAX;
-  return atomic_fetch_add_explicit(&c->p2p_seq[(size_t)peer * 2 + (size_t)dir - 1], 1,
-                                   memory_order_relaxed);
+  return next_of(&c->p2p_seq[(size_t)peer * 2 + (size_t)dir - 1]);
 }
 
 #define FR_P2P(code, Name, params, args, dir)                                       \
   FR_WRAPPER_(Name, params, args,                                                   \
               s = fr_rec_begin(c, FRZ_OP_##Name, FRZ_KIND_P2P, fr_p2p_seq(c, peer, dir), \
                                (uint64_t)count, (int)datatype, -1, peer, dir, stream, \
-                               __builtin_return_address(0), &id))
+                               __builtin_return_address(0), &id, untracked()))
 
 /* Resolvers for the hand-written wrappers of lifecycle.c. */
 #define FR_CALL(code, Name, params, args)                                           \

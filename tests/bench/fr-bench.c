@@ -8,6 +8,11 @@
  *       recorded), alternating which goes first.  Prints
  *       "calls op=OP recorder=0|1 wrapped_med=NS wrapped_min=NS direct_med=NS direct_min=NS"
  *       (nanoseconds per call; median and minimum over the repetitions).
+ *   fr-bench clock ITERS REPS
+ *       REPS times ITERS reads of clock_gettime(CLOCK_MONOTONIC), the clock
+ *       the recorder reads once per call; prints
+ *       "clock med=NS min=NS" (nanoseconds per read), so that the added
+ *       cost of a call reads as a ratio on any machine.
  *   fr-bench rss NOPS [DUMPDIR]
  *       the benchmark job's NOPS calls at full speed; with DUMPDIR (recorder
  *       preloaded) one dump on top; prints "rss peak_kib=N".
@@ -21,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 
@@ -99,6 +105,27 @@ static int cmd_rss(long nops, const char *dumpdir)
   return 0;
 }
 
+static int cmd_clock(long iters, int reps)
+{
+  double *t = calloc((size_t)reps, sizeof *t), tmin = 0;
+  if (!t) return 1;
+  volatile uint64_t sink = 0;
+  for (int r = 0; r < reps; r++) {
+    uint64_t t0 = bench_now_ns();
+    for (long i = 0; i < iters; i++) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      sink += (uint64_t)ts.tv_nsec;
+    }
+    t[r] = (double)(bench_now_ns() - t0) / (double)iters;
+    if (r == 0 || t[r] < tmin) tmin = t[r];
+  }
+  (void)sink;
+  printf("clock med=%.2f min=%.2f\n", bench_median(t, reps), tmin);
+  free(t);
+  return 0;
+}
+
 static long arg_long(const char *s, long lo, const char *what)
 {
   char *end;
@@ -115,9 +142,12 @@ int main(int argc, char **argv)
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc == 5 && strcmp(argv[1], "calls") == 0)
     return cmd_calls(argv[2], arg_long(argv[3], 1, "ITERS"), (int)arg_long(argv[4], 1, "REPS"));
+  if (argc == 4 && strcmp(argv[1], "clock") == 0)
+    return cmd_clock(arg_long(argv[2], 1, "ITERS"), (int)arg_long(argv[3], 1, "REPS"));
   if ((argc == 3 || argc == 4) && strcmp(argv[1], "rss") == 0)
     return cmd_rss(arg_long(argv[2], 1, "NOPS"), argc == 4 ? argv[3] : NULL);
   fprintf(stderr, "usage: fr-bench calls AllReduce|Send ITERS REPS\n"
+                  "       fr-bench clock ITERS REPS\n"
                   "       fr-bench rss NOPS [DUMPDIR]\n");
   return 2;
 }

@@ -11,7 +11,12 @@
 #     libcuda events, two per call), with the events' timing (FR_GPU_TIMING,
 #     the default) and without.  The same program without the preload
 #     gives the cost of a bare call.  Also the cost of FR_BACKTRACE=8 (a
-#     stack per record), tracking off.
+#     stack per record), tracking off; and of one clock_gettime
+#     (CLOCK_MONOTONIC), which the recorder reads once per call, so that the
+#     added cost reads as a ratio on any machine.  With FR_BENCH_BASELINE (a
+#     librecorder.so built from another commit) the tracking-off calls go
+#     through it and through this build, one after the other, and the ratio
+#     of their added costs is printed (the A/B of issue #18).
 #  2. Dump of a full ring: tests/bench/fr-bench-dump fills the default ring
 #     (16,384 records) with a training-step mix of calls on three
 #     communicators, then signals itself (SIGUSR2) and times until the dump
@@ -23,7 +28,7 @@
 # Knobs (environment): FR_BENCH_ITERS (calls per repetition, tracking off;
 # default 2000000), FR_BENCH_TRACK_ITERS (tracking on, and FR_BACKTRACE;
 # default 100000), FR_BENCH_REPS (default 11), FR_BENCH_DUMPS (dumps timed;
-# default 7).
+# default 7), FR_BENCH_BASELINE (see 1).
 set -u
 
 : "${FR_BUILDDIR:?run through make bench}"
@@ -62,6 +67,19 @@ for op in AllReduce Send; do
     [ "$(field recorder "${res[$op.$k]}")" = 1 ] || fail "the recorder was not interposed (tracking $k)"
   done
 done
+
+res[clock]=$("$bench/fr-bench" clock "$iters" "$reps") || fail "fr-bench clock"
+# FR_BENCH_BASELINE=/path/to/librecorder.so (another build, e.g. of an
+# earlier commit): the same tracking-off calls through it, in this run
+if [ -n "${FR_BENCH_BASELINE:-}" ]; then
+  [ -f "$FR_BENCH_BASELINE" ] || fail "FR_BENCH_BASELINE: no such file: $FR_BENCH_BASELINE"
+  for op in AllReduce Send; do
+    res[$op.base]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=0 env LD_PRELOAD="$FR_BENCH_BASELINE" \
+      "$bench/fr-bench" calls $op "$iters" "$reps") || fail "fr-bench calls $op (baseline recorder)"
+    res[$op.off2]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=0 preloaded "$bench/fr-bench" calls $op "$iters" \
+      "$reps") || fail "fr-bench calls $op (tracking off, again)"
+  done
+fi
 
 res[bt]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=0 FR_BACKTRACE=8 \
   preloaded "$bench/fr-bench" calls AllReduce "$track_iters" "$reps") || fail "fr-bench calls AllReduce (FR_BACKTRACE=8)"
@@ -109,6 +127,24 @@ for op in AllReduce Send; do
   add_min=$(sub "$(field wrapped_min "$o")" "$(field direct_min "$o")")
   row "nccl$op, added, tracking on, FR_GPU_TIMING=0 (ns)" "$add_med" "$add_min" "-"
 done
+row "clock_gettime(CLOCK_MONOTONIC), one read (ns)" "$(field med "${res[clock]}")" "$(field min "${res[clock]}")" "-"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+f=${res[AllReduce.off]}
+row "ncclAllReduce, added, tracking off, in clock reads" \
+  "$(ratio "$(sub "$(field wrapped_med "$f")" "$(field direct_med "$f")")" "$(field med "${res[clock]}")")" "" "-"
+if [ -n "${FR_BENCH_BASELINE:-}" ]; then
+  for op in AllReduce Send; do
+    b=${res[$op.base]} f=${res[$op.off2]}
+    bm=$(sub "$(field wrapped_med "$b")" "$(field direct_med "$b")")
+    fm=$(sub "$(field wrapped_med "$f")" "$(field direct_med "$f")")
+    row "nccl$op, added, tracking off, baseline build (ns)" "$bm" \
+      "$(sub "$(field wrapped_min "$b")" "$(field direct_min "$b")")" "-"
+    row "nccl$op, added, tracking off, this build (ns)" "$fm" \
+      "$(sub "$(field wrapped_min "$f")" "$(field direct_min "$f")")" "-"
+    row "nccl$op, added, this build / baseline build" "$(ratio "$fm" "$bm")" "" "<= 0.5" \
+      "$(verdict "$(ratio "$fm" "$bm")" 0.5)"
+  done
+fi
 add_med=$(sub "$(field wrapped_med "${res[bt]}")" "$(field direct_med "${res[bt]}")")
 add_min=$(sub "$(field wrapped_min "${res[bt]}")" "$(field direct_min "${res[bt]}")")
 row "ncclAllReduce, added, tracking off, FR_BACKTRACE=8 (ns)" "$add_med" "$add_min" "-"
@@ -127,5 +163,5 @@ echo "calls: $reps repetitions of $iters calls ($track_iters with tracking on); 
 echo "slowest dump: $(field ms_max "$dsum") ms; raw results in $out"
 {
   for op in AllReduce Send; do printf '%s\n' "${res[$op.none]}" "${res[$op.off]}" "${res[$op.on]}" "${res[$op.on0]}"; done
-  printf '%s\n' "${res[bt]}" "$dumps" "$rss_none" "$rss_off" "$rss_on"
+  printf '%s\n' "${res[clock]}" "${res[bt]}" "$dumps" "$rss_none" "$rss_off" "$rss_on"
 } >"$out/results.txt"
