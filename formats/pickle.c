@@ -114,7 +114,8 @@ static frz_status take_marked(rd *r, pv *c)
   if (!r->nmarks) return corrupt(r, "no MARK before this opcode");
   size_t m = r->marks[--r->nmarks];
   if (c->type == PV_DICT && (r->nstack - m) % 2) return corrupt(r, "odd number of dict items");
-  int rc = pv_push_n(r->a, c, r->stack + m, r->nstack - m);
+  /* (no stack yet when nothing was ever pushed: nothing to move) */
+  int rc = r->nstack > m ? pv_push_n(r->a, c, r->stack + m, r->nstack - m) : 0;
   if (rc == -2) return corrupt(r, "containers nested too deeply");
   if (rc) return nomem(r);
   r->nstack = m;

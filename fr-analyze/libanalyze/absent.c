@@ -42,9 +42,36 @@ static int never_formed(const fa_analysis *a, const fa_comm *c)
   return pending;
 }
 
+/* Does comm c keep its parent's rank order?  A shrink does (NCCL:
+ * ncclCommShrink keeps the remaining ranks in order), and so does a split
+ * whose members with dumps all passed their own global rank as key (the
+ * usual key = rank, the parent being the world): then comm ranks grow with
+ * global ranks. */
+static int keeps_order(const fa_analysis *a, const fa_comm *c)
+{
+  int n = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    const frz_record *rec = fa_member_record(a, m, 0);
+    const frz_comm *fc = fa_member_comm(a, m);
+    if (!rec || !fc) return 0;
+    if (rec->op == FRZ_OP_CommShrink) {
+      n++;
+      continue;
+    }
+    if (rec->op != FRZ_OP_CommSplit || fc->split_key != m->global_rank) return 0;
+    n++;
+  }
+  return n > 0;
+}
+
 /* The members' global ranks fit global = base + stride * comm rank (two
- * members with dumps fix the line; one fixes it in a comm of the world's
- * size with stride 1)?  Sets *base, *stride. */
+ * members with dumps fix the line and a third must be on it: any two
+ * points are on a line, which is no evidence, unless the comm keeps its
+ * parent's rank order and the line grows by one rank per comm rank; one
+ * fixes it in a comm of the world's size with stride 1)?  Sets *base,
+ * *stride. */
 static int fits_line(const fa_analysis *a, const fa_comm *c, int64_t *base, int64_t *stride)
 {
   int32_t r1 = -1, r2 = -1;
@@ -54,6 +81,9 @@ static int fits_line(const fa_analysis *a, const fa_comm *c, int64_t *base, int6
       else if (r2 < 0) r2 = r;
     }
   if (r1 < 0) return 0;
+  if (r2 >= 0 && c->npresent < 3 &&
+      !(keeps_order(a, c) && c->members[r2].global_rank - c->members[r1].global_rank == r2 - r1))
+    return 0;
   int64_t g1 = c->members[r1].global_rank;
   if (r2 >= 0) {
     int64_t dg = (int64_t)c->members[r2].global_rank - g1, dr = r2 - r1;

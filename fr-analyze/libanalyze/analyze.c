@@ -225,13 +225,33 @@ static void effective_completion(fa_comm *c)
  * moment apart show in a job in flight (each dump queries its events at its
  * own time), and is no evidence. */
 #define FA_UNFINISHED_DEPTH 2
+
+/* Can a member finish op `op` while another member's part of it has not
+ * moved?  In a rooted collective yes: NCCL runs Broadcast and Reduce as a
+ * chain through the ranks (the ranks before a stopped one finish, the root
+ * of a Reduce waits), and Gather and Scatter as point-to-point transfers
+ * with the root (the other ranks finish with their own transfer).  Only
+ * AllReduce, AllGather, ReduceScatter and AlltoAll need every member's part
+ * on every member. */
+static int partial_ok(unsigned op)
+{
+  return op == FRZ_OP_Broadcast || op == FRZ_OP_Bcast || op == FRZ_OP_Reduce || op == FRZ_OP_Gather ||
+         op == FRZ_OP_Scatter;
+}
+
 static int find_unfinished(fa_analysis *a, fa_comm *c)
 {
-  (void)a;
   /* members that call different things at or before the stuck seq explain
    * a split on their own (one side's op can finish without the other's) */
   if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) return 0;
   if (!c->stuck || !c->npassed || !c->nwaiting || c->nlagging || c->nahead) return 0;
+  /* a rooted collective finishes on some members without the others: no
+   * evidence of whose device stopped (the links say where it stopped) */
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_record *at = m->rank >= 0 ? fa_member_record(a, m, c->stuck_seq) : NULL;
+    if (at && partial_ok(at->op)) return 0;
+  }
   int64_t passed_to = -1; /* the furthest the others completed */
   for (int32_t r = 0; r < c->size; r++)
     if (c->members[r].state == FA_MEMBER_PASSED && c->members[r].last_completed > passed_to)
@@ -385,6 +405,23 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   c->nahead = past;
 }
 
+int fa_waited_to_end(const frz_dump *d, const frz_record *r)
+{
+  uint32_t t = d->process.trigger;
+  if (d->pt || (t != FRZ_TRIGGER_EXIT && t != FRZ_TRIGGER_CRASH)) return 0;
+  if ((r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_P2P) || (r->flags & FRZ_RF_NO_TRACKING)) return 0;
+  if (r->state != FRZ_STATE_ENQUEUED && r->state != FRZ_STATE_STARTED) return 0;
+  return r->t_enqueue_ns && d->process.frame_time_ns >= r->t_enqueue_ns &&
+         d->process.frame_time_ns - r->t_enqueue_ns >= FA_GAVE_UP_NS;
+}
+
+int fa_ended_waiting(const frz_dump *d)
+{
+  for (uint64_t i = 0; i < d->nrecords; i++)
+    if (fa_waited_to_end(d, &d->records[i])) return 1;
+  return 0;
+}
+
 /* A teardown that answered a hang: dump d holds a record (of comm `id`, or
  * of any comm when id is 0) that was in flight when its comm was aborted
  * (flag ABORTED), or destroyed or finalized while it never completed
@@ -473,7 +510,8 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
       c->nwaiting--;
       c->nlagging++;
     } else if (m->state == FA_MEMBER_WAITING && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
-               c->nwaiting + c->npassed > 1 && !(fc && (fc->flags & FRZ_CF_ABORTED))) {
+               c->nwaiting + c->npassed > 1 && !(fc && (fc->flags & FRZ_CF_ABORTED)) &&
+               !(at && fa_waited_to_end(&a->frames[m->frame].dump, at))) {
       /* (one that aborted the comm waited, then gave up: still a waiter) */
       m->state = FA_MEMBER_LAGGING;
       m->gone = 1;

@@ -12,6 +12,10 @@
  *    one, and another rank waits in a p2p op with A of a pair that was in
  *    use (seq >= 1) that A never posted: A sent (or received) to the wrong
  *    peer.  A went astray.
+ *  - reordered (any two-rank cycle, p2p ops or collectives of two comms):
+ *    each rank holds both ops of the cycle, and one of them enqueued the
+ *    two in the other order than it did the round before (their seqs - 1),
+ *    the other in the same order.  The one that swapped went astray.
  * Only what one rank's own clock orders is compared (enqueue times of its
  * own records), never times of two ranks. */
 #include "config.h"
@@ -68,9 +72,38 @@ static int p2p_first(const fa_analysis *a, int32_t g, const fa_comm *pc, uint64_
   return p && q && p->t_enqueue_ns && q->t_enqueue_ns && p->t_enqueue_ns < q->t_enqueue_ns;
 }
 
+/* Rank g's record of the op of wait step w, `back` rounds before w's seq:
+ * the op w's rank waits in when g is that rank, else g's side of it (the
+ * op it was waited for in); NULL none. */
+static const frz_record *step_rec(const fa_analysis *a, const fa_wait_step *w, int32_t g, uint64_t back)
+{
+  const fa_comm *c = &a->comms[w->comm];
+  if (w->seq < back) return NULL;
+  if (!w->p2p) return find(a, g, c, FRZ_KIND_COLL, w->seq - back, -1, 0);
+  const fa_link *l = pending_link(c, w->rank, w->waits_for, w->seq);
+  if (!l || l->counterpart_no_dump) return NULL;
+  uint8_t dir = l->pending_dir; /* the waiting side's */
+  if (g != w->rank) dir = dir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
+  int32_t peer = comm_rank_of(c, g == w->rank ? w->waits_for : w->rank);
+  return peer < 0 ? NULL : find(a, g, c, FRZ_KIND_P2P, w->seq - back, peer, dir);
+}
+
+/* Did rank g enqueue the ops of steps x and y in the other order than in
+ * the round before (each op's seq - 1)?  1 yes, 0 no, -1 unknown. */
+static int flipped(const fa_analysis *a, int32_t g, const fa_wait_step *x, const fa_wait_step *y)
+{
+  const frz_record *xn = step_rec(a, x, g, 0), *yn = step_rec(a, y, g, 0);
+  const frz_record *xp = step_rec(a, x, g, 1), *yp = step_rec(a, y, g, 1);
+  if (!xn || !yn || !xp || !yp || !xn->t_enqueue_ns || !yn->t_enqueue_ns || !xp->t_enqueue_ns ||
+      !yp->t_enqueue_ns)
+    return -1;
+  return (xn->t_enqueue_ns < yn->t_enqueue_ns) != (xp->t_enqueue_ns < yp->t_enqueue_ns);
+}
+
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 {
   if (v->ncycle != 2) return -1;
+  int32_t got = -1;
   for (uint32_t i = 0; i < 2; i++) {
     const fa_wait_step *p = &v->cycle[i], *q = &v->cycle[1 - i];
     if (!p->p2p || q->p2p || p->uncertain || q->uncertain) continue;
@@ -100,5 +133,14 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
       }
     }
   }
-  return -1;
+  /* reordered: each rank holds both ops of the cycle (the one it waits in
+   * and its side of the one the other waits in), and exactly one of them
+   * enqueued them in the other order than in the round before */
+  const fa_wait_step *p = &v->cycle[0], *q = &v->cycle[1];
+  if (p->uncertain || q->uncertain || q->rank != p->waits_for || q->waits_for != p->rank) return -1;
+  int fl_a = flipped(a, p->rank, p, q), fl_b = flipped(a, q->rank, p, q);
+  if (fl_a == 1 && fl_b == 0) got = p->rank;
+  if (fl_b == 1 && fl_a == 0) got = q->rank;
+  if (got >= 0) *how = FA_ASTRAY_REORDERED;
+  return got;
 }

@@ -17,7 +17,7 @@ char *fa_strdup(const char *s);
 int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
 
 /* ---- a two-rank cycle through a p2p op (astray.c) ---- */
-enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2 };
+enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3 };
 /* The rank of v's two-rank cycle (one p2p step, one collective step) that
  * went astray, by its own records: it skipped the p2p op it posted before
  * the collective in the round before (*how SKIPPED), or posted its first op
@@ -104,6 +104,14 @@ int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id);
  * it, had waited FA_GAVE_UP_NS or more when that reaction began?  It gave up waiting: still a
  * waiter, not a cause. */
 int fa_gave_up(const frz_dump *d, uint64_t id);
+/* Did the process of dump d end (its dump written at exit or on a fatal
+ * signal) with record r in flight after r had waited FA_GAVE_UP_NS or
+ * more?  It gave up waiting without tearing anything down (PyTorch's
+ * default watchdog, TORCH_NCCL_ASYNC_ERROR_HANDLING=3: dump, then SIGABRT):
+ * still a waiter there, not a process that left with the op unfinished. */
+int fa_waited_to_end(const frz_dump *d, const frz_record *r);
+/* Did it so for any record of d? */
+int fa_ended_waiting(const frz_dump *d);
 /* When the reaction holding teardown record k began: the enqueue time
  * (monotonic ns) of the first of the run of teardown records (aborts,
  * destroys, finalizes) that holds k (react.c). */

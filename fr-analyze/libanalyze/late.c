@@ -8,7 +8,9 @@
  * left it before it came.  It is the straggler whose lateness made them
  * time out, the root cause.  Times are wall clocks (each dump's anchors,
  * each host's estimated offset); a margin of 50 ms on one host, 1 s across
- * hosts, keeps clock error from deciding. */
+ * hosts, keeps clock error from deciding.  The late member's own watchdog
+ * may have given up too, later (every rank of a job has one): it is
+ * compared with the others' give-ups only. */
 #include "config.h"
 
 #include <string.h>
@@ -31,36 +33,53 @@ int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_rank
   memset(left, 0, sizeof *left);
   *by_ns = 0;
   if (!c->stuck) return 0;
-  int64_t last_left = 0;
   const char *host = NULL;
-  int hosts = 1;
-  uint32_t cl = 0, cap = 0;
-  for (int32_t r = 0; r < c->size; r++) { /* who gave up, and the last of them when */
+  int hosts = 1, nleft = 0;
+  for (int32_t r = 0; r < c->size; r++) { /* who gave up */
     const fa_member *m = &c->members[r];
     if (m->rank < 0 || m->frame < 0) continue;
     const fa_frame *f = &a->frames[m->frame];
     const char *h = f->dump.process.host;
     if (!host) host = h;
     else if (strcmp(host, h)) hosts = 2;
-    if (!f->reaction_ns) continue;
-    int64_t w = wall(a, m, f->reaction_ns);
-    if (!left->n || w > last_left) last_left = w;
-    if (fa_ranks_push(left, &cl, m->global_rank)) return -1;
+    if (f->reaction_ns) nleft++;
   }
-  if (!left->n) return 0;
+  if (!nleft) return 0;
   int64_t margin = hosts > 1 ? LATE_MARGIN_HOSTS_NS : LATE_MARGIN_ONE_HOST_NS;
-  for (int32_t r = 0; r < c->size; r++) { /* who entered the op after that */
+  uint32_t cap = 0, cl = 0;
+  /* who entered the op after every other member that gave up had given up
+   * (its own watchdog may have given up later: every rank of a job has one) */
+  for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->rank < 0 || m->frame < 0 || a->frames[m->frame].reaction_ns) continue;
+    if (m->rank < 0 || m->frame < 0) continue;
     const frz_record *rec = fa_member_record(a, m, (uint64_t)c->stuck_seq);
     if (!rec || !rec->t_enqueue_ns) continue;
-    int64_t w = wall(a, m, rec->t_enqueue_ns);
-    if (w <= last_left + margin) continue;
+    int64_t w = wall(a, m, rec->t_enqueue_ns), last_left = 0;
+    int others = 0;
+    for (int32_t q = 0; q < c->size; q++) {
+      const fa_member *o = &c->members[q];
+      if (q == r || o->rank < 0 || o->frame < 0 || !a->frames[o->frame].reaction_ns) continue;
+      int64_t t = wall(a, o, a->frames[o->frame].reaction_ns);
+      if (!others++ || t > last_left) last_left = t;
+    }
+    if (!others || w <= last_left + margin) continue;
     if (w - last_left > *by_ns) *by_ns = w - last_left;
     if (fa_ranks_push(late, &cap, m->global_rank)) return -1;
   }
+  /* those it came after: the members that gave up, the late ones aside */
+  for (int32_t r = 0; late->n && r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->frame < 0 || !a->frames[m->frame].reaction_ns) continue;
+    int is_late = 0;
+    for (uint32_t i = 0; i < late->n; i++) is_late |= late->v[i] == m->global_rank;
+    if (!is_late && fa_ranks_push(left, &cl, m->global_rank)) return -1;
+  }
   fa_ranks_sort(late);
   fa_ranks_sort(left);
-  if (!late->n) fa_ranks_free(left);
+  if (!late->n || !left->n) {
+    fa_ranks_free(left);
+    fa_ranks_free(late);
+    return 0;
+  }
   return (int)late->n;
 }

@@ -458,7 +458,8 @@ static void fill_member(const fa_analysis *a, fa_member *m)
 }
 
 /* Global ranks of members without a dump, when the known members fit
- * global = base + stride * comm_rank. */
+ * global = base + stride * comm_rank (three of them at least, or one in a
+ * comm of the world's size with stride 1). */
 static void infer_globals(const fa_analysis *a, fa_comm *c)
 {
   int32_t r1 = -1, r2 = -1;
@@ -468,6 +469,7 @@ static void infer_globals(const fa_analysis *a, fa_comm *c)
       else if (r2 < 0) r2 = r;
     }
   if (r1 < 0 || c->npresent == (uint32_t)c->size) return;
+  if (r2 >= 0 && c->npresent < 3) return; /* any two points are on a line: no evidence */
   int64_t stride, base;
   int64_t g1 = c->members[r1].global_rank;
   if (r2 >= 0) {

@@ -243,7 +243,7 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
                                          (int64_t)f->dump.process.anchor_realtime_ns
                                    : 0;
       o->state = rec->state;
-      o->ended = (uint8_t)ended;
+      o->ended = (uint8_t)(ended && !fa_waited_to_end(&f->dump, rec)); /* (one that waited, then ended, gave up) */
       /* (or its rank gave up on it: a watchdog judged it stuck, and aborted;
        * or its rank gave up at all while it had been in flight
        * FA_GAVE_UP_NS or more: a watchdog's reaction tears down every comm

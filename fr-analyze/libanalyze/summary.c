@@ -295,7 +295,22 @@ static void say_stopped_links(const fa_comm *c, sbuf *b)
     if (l->stalled_ns) sb_printf(b, " for %.1f s", (double)l->stalled_ns / 1e9);
     n++;
   }
-  if (!n && c->has_proxy) sb_printf(b, "; no link's proxy progress shows it stopped");
+  if (n || !c->has_proxy) return;
+  /* no sender stopped: the links where receivers wait for data, which say
+   * where the data stopped coming (a chain's first one is nearest the stop) */
+  for (uint32_t i = 0; i < c->nlinks; i++) {
+    const fa_link *l = &c->links[i];
+    if (l->p2p || !l->state) continue;
+    if (n == 3) {
+      sb_printf(b, " and more");
+      break;
+    }
+    sb_printf(b, "%s %d->%d channel %d in %s", n ? "," : "; no sender stopped, receivers wait on link",
+              l->src, l->dst, l->channel, frz_proxy_state_name(l->state));
+    if (l->stalled_ns) sb_printf(b, " for %.1f s", (double)l->stalled_ns / 1e9);
+    n++;
+  }
+  if (!n) sb_printf(b, "; no link's proxy progress shows it stopped");
 }
 
 /* Is g in r? */
@@ -611,6 +626,10 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
   if (v->astray >= 0 && v->astray_how == FA_ASTRAY_SKIPPED)
     sb_printf(b, "; rank %d went astray: in the round before it posted that p2p op before the collective, "
               "now it entered the collective without it", v->astray);
+  else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_REORDERED)
+    sb_printf(b, "; rank %d went astray: it issued those two ops in the other order than in the round "
+              "before, rank %d in the same order", v->astray,
+              v->cycle[0].rank == v->astray ? v->cycle[1].rank : v->cycle[0].rank);
   else if (v->astray >= 0)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);

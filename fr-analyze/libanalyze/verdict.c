@@ -28,8 +28,9 @@ static int ended(const fa_analysis *a, int32_t k)
 {
   const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
   uint32_t t = d->process.trigger;
-  /* one that gave up waiting (aborted, then ended) still waits where it gave up */
-  return (t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH) && !fa_gave_up(d, 0);
+  /* one that gave up waiting (aborted, then ended; or ended after waiting)
+   * still waits where it gave up */
+  return (t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH) && !fa_gave_up(d, 0) && !fa_ended_waiting(d);
 }
 
 /* The global ranks the waiting side of c waits for (the lagging side of its
@@ -344,6 +345,14 @@ static fa_root root_where(const fa_analysis *a, int32_t g)
   return w;
 }
 
+/* Does comm c hold a joined p2p pair (both sides started, neither done)? */
+static int has_joined(const fa_comm *c)
+{
+  for (uint32_t i = 0; i < c->nlinks; i++)
+    if (c->links[i].p2p && c->links[i].joined) return 1;
+  return 0;
+}
+
 /* Which blocked comm explains the hang: the best root of a wait-for chain,
  * else the end of the chain from the best blocked comm (or a cycle). */
 static int choose_comm(fa_analysis *a, const fa_wgraph *g)
@@ -369,6 +378,15 @@ static int choose_comm(fa_analysis *a, const fa_wgraph *g)
   if (v->cycle) v->comm = v->cycle[0].comm;
   else if (v->comm < 0 && best_blamed >= 0 && chain_end(a, best_blamed, &v->comm)) return -1;
   if (v->comm < 0) v->comm = best_any;
+  /* with no root, a p2p pair both sides posted and started and neither
+   * finished (joined) says more than a collective stuck behind it in the
+   * same group or stream: the story is that pair's (the first such comm) */
+  if (best_root < 0 && !v->cycle && v->comm >= 0 && !has_joined(&a->comms[v->comm]))
+    for (uint32_t ci = 0; ci < a->ncomms; ci++)
+      if (has_joined(&a->comms[ci])) {
+        v->comm = (int32_t)ci;
+        break;
+      }
   return 0;
 }
 

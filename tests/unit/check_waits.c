@@ -286,14 +286,35 @@ START_TEST(test_reaction_read_as_of_its_start)
 END_TEST
 
 /* Rank a sends to rank b, both posted and in flight; b's process then ended
- * (its last dump written at exit) with its receive in flight; the others
- * wait in the world's all-reduce, a's queued behind its send.  b never
- * completes the pair: a waits for b, and b alone is the root, whichever
- * ranks, direction and size. */
+ * (its last dump written at exit) with its receive in flight, right after
+ * posting it; the others wait in the world's all-reduce, a's queued behind
+ * its send.  b never completes the pair: a waits for b, and b alone is the
+ * root, whichever ranks, direction and size.  When b ended only after its
+ * receive had waited a minute (a watchdog's timeout that ends the process
+ * without a teardown), it gave up waiting: the pair, both sides in it long,
+ * never moved (device or network side) and nobody is blamed. */
 START_TEST(test_p2p_counterpart_ended)
 {
   static const struct { int n, a, b; } v[] = {{3, 0, 1}, {4, 2, 0}, {6, 5, 3}};
-  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+  for (size_t k = 0; k < 2 * sizeof v / sizeof v[0]; k++) {
+    int waited = k >= sizeof v / sizeof v[0];
+    if (waited) {
+      job *j = job_new(v[k % 3].n);
+      job_world(j, WORLD);
+      run(j, 0, v[k % 3].n - 1, WORLD, 3);
+      p2p(j, v[k % 3].a, WORLD, FRZ_OP_Send, v[k % 3].b, 0, FRZ_STATE_STARTED);
+      last_rec(j, v[k % 3].a)->t_start_ns = last_rec(j, v[k % 3].a)->t_enqueue_ns + DT / 10;
+      p2p(j, v[k % 3].b, WORLD, FRZ_OP_Recv, v[k % 3].a, 0, FRZ_STATE_STARTED);
+      last_rec(j, v[k % 3].b)->t_start_ns = last_rec(j, v[k % 3].b)->t_enqueue_ns + DT / 10;
+      j->proc[v[k % 3].b].trigger = FRZ_TRIGGER_EXIT; /* a minute after its receive (synth_job's frame time) */
+      fa_analysis *a = analyse(j);
+      ck_assert_msg(a->verdict.status == FA_STATUS_HANG, "variant %zu: status %d", k, a->verdict.status);
+      ck_assert_msg(a->verdict.root_cause.n == 0, "variant %zu: rank %d blamed after giving up", k,
+                    a->verdict.root_cause.n ? a->verdict.root_cause.v[0] : -1);
+      fa_free(a);
+      job_free(j);
+      continue;
+    }
     job *j = job_new(v[k].n);
     job_world(j, WORLD);
     run(j, 0, v[k].n - 1, WORLD, 3);
@@ -307,6 +328,7 @@ START_TEST(test_p2p_counterpart_ended)
       if (r != v[k].b)
         coll(j, r, WORLD, FRZ_OP_AllReduce, 1024, 7, 0, -1, r == v[k].a ? FRZ_STATE_ENQUEUED : FRZ_STATE_STARTED);
     j->proc[v[k].b].trigger = FRZ_TRIGGER_EXIT;
+    j->proc[v[k].b].frame_time_ns = last_rec(j, v[k].b)->t_enqueue_ns + DT; /* right after posting it */
     fa_analysis *a = analyse(j);
     ck_assert_msg(a->verdict.status == FA_STATUS_HANG, "variant %zu: status %d", k, a->verdict.status);
     ck_assert_msg(a->verdict.root_cause.n == 1 && a->verdict.root_cause.v[0] == v[k].b,
