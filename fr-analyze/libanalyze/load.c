@@ -303,7 +303,17 @@ static int list_path(item_list *l, const char *path)
   if (S_ISDIR(st.st_mode)) {
     uint32_t from = l->n;
     int rc = list_dir(l, path);
-    if (rc == 0 && l->n == from) rc = push_item(l, (char *)path, 0, "the directory holds no file", 0);
+    if (rc == 0 && l->n == from) {
+      /* a trigger file alone: a dump was asked for and none written yet */
+      char *t = fa_printf("%s/%s", path, TRIGGER_NAME);
+      int trig = t && stat(t, &st) == 0;
+      free(t);
+      rc = push_item(l, (char *)path, 0,
+                     trig ? "the directory holds no file but " TRIGGER_NAME
+                            " (a dump was asked for; no rank has written one here)"
+                          : "the directory holds no file",
+                     0);
+    }
     return rc;
   }
   return push_item(l, (char *)path, 0, NULL, 1);

@@ -137,6 +137,10 @@ contains dump-good-and-garbage dump-good-and-garbage.out "process:   rank 0 of 8
 mkdir empty-dir
 run analyze-empty-dir 2 "$FR_ANALYZE" empty-dir
 contains analyze-empty-dir analyze-empty-dir.out "empty-dir: the directory holds no file"
+# a trigger file alone: a dump was asked for, none written yet; said so
+mkdir trigger-only-dir && echo "reason=test" > trigger-only-dir/TRIGGER
+run analyze-trigger-only 2 "$FR_ANALYZE" trigger-only-dir
+contains analyze-trigger-only analyze-trigger-only.out "trigger-only-dir: the directory holds no file but TRIGGER (a dump was asked for"
 run dump-empty-dir 2 "$FR_DUMP" empty-dir # no file: said on stderr, nothing on stdout (and no qsort of NULL)
 [ ! -s dump-empty-dir.out ] || fail "dump-empty-dir: printed $(head -3 dump-empty-dir.out)"
 
