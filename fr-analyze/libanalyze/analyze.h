@@ -192,6 +192,10 @@ typedef struct fa_link {
   uint8_t counterpart_ended;   /* p2p: the other side posted its op, then its
                                   process ended with it in flight (exit or
                                   fatal signal): it never completes */
+  uint8_t counterpart_late;    /* p2p: the waiting side gave up on its op (a
+                                  watchdog) before the other side posted its
+                                  own: that one came too late, the root */
+  int64_t late_by_ns;          /* counterpart_late: by how much (wall clock) */
   uint8_t evidence;     /* proxy progress: FA_EVIDENCE_* bits; 0 none */
   uint32_t state;       /* NCCL proxy step state it stopped in (SendPeerWait 20, RecvWait 10, ...); 0 unknown */
   uint64_t stalled_ns;  /* how long before the dump that state last changed; 0 unknown */

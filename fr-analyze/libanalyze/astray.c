@@ -12,10 +12,14 @@
  *    one, and another rank waits in a p2p op with A of a pair that was in
  *    use (seq >= 1) that A never posted: A sent (or received) to the wrong
  *    peer.  A went astray.
+ *  - another comm (a cycle of any length): a rank waits in its first
+ *    collective ever on a comm while the step before waits for it on a comm
+ *    it has used: it called its op on the wrong comm.
  *  - reordered (any two-rank cycle, p2p ops or collectives of two comms):
- *    each rank holds both ops of the cycle, and one of them enqueued the
- *    two in the other order than it did the round before (their seqs - 1),
- *    the other in the same order.  The one that swapped went astray.
+ *    one rank enqueued the two ops of the cycle in the other order than it
+ *    did the round before (their seqs - 1), or waits in its op without
+ *    having called the other one, which it called first then; the other
+ *    rank kept its order.  The one that changed went astray.
  * Only what one rank's own clock orders is compared (enqueue times of its
  * own records), never times of two ranks. */
 #include "config.h"
@@ -88,22 +92,116 @@ static const frz_record *step_rec(const fa_analysis *a, const fa_wait_step *w, i
   return peer < 0 ? NULL : find(a, g, c, FRZ_KIND_P2P, w->seq - back, peer, dir);
 }
 
-/* Did rank g enqueue the ops of steps x and y in the other order than in
- * the round before (each op's seq - 1)?  1 yes, 0 no, -1 unknown. */
-static int flipped(const fa_analysis *a, int32_t g, const fa_wait_step *x, const fa_wait_step *y)
+/* Did rank g, which waits in the op of step w (the other step o waits for
+ * it), change the order of the two ops since the round before (each op's
+ * seq - 1)?  1: it enqueued them in the other order; 2: it never called
+ * o's op now although it called it before w's op then; 0 no; -1 unknown. */
+static int flipped(const fa_analysis *a, int32_t g, const fa_wait_step *w, const fa_wait_step *o)
 {
-  const frz_record *xn = step_rec(a, x, g, 0), *yn = step_rec(a, y, g, 0);
-  const frz_record *xp = step_rec(a, x, g, 1), *yp = step_rec(a, y, g, 1);
-  if (!xn || !yn || !xp || !yp || !xn->t_enqueue_ns || !yn->t_enqueue_ns || !xp->t_enqueue_ns ||
-      !yp->t_enqueue_ns)
-    return -1;
-  return (xn->t_enqueue_ns < yn->t_enqueue_ns) != (xp->t_enqueue_ns < yp->t_enqueue_ns);
+  const frz_record *wn = step_rec(a, w, g, 0), *on = step_rec(a, o, g, 0);
+  const frz_record *wp = step_rec(a, w, g, 1), *op = step_rec(a, o, g, 1);
+  if (!wn || !wp || !op || !wn->t_enqueue_ns || !wp->t_enqueue_ns || !op->t_enqueue_ns) return -1;
+  if (!on) return op->t_enqueue_ns < wp->t_enqueue_ns ? 2 : -1; /* it skipped or put off o's op */
+  if (!on->t_enqueue_ns) return -1;
+  return (wn->t_enqueue_ns < on->t_enqueue_ns) != (wp->t_enqueue_ns < op->t_enqueue_ns);
+}
+
+/* The rank of cycle step p that used another peer: p waits in its first
+ * ever p2p op with the rank it waits for (seq 0), which never posted one,
+ * while another rank waits in a p2p op with it, of a pair already in use
+ * (seq >= 1), that it never posted; -1 when p is not such a step. */
+static int32_t other_peer(const fa_analysis *a, const fa_wait_step *p)
+{
+  if (!p->p2p || p->uncertain || p->seq != 0) return -1;
+  const fa_comm *pc = &a->comms[p->comm];
+  int32_t A = p->rank, B = p->waits_for;
+  const fa_link *l = pending_link(pc, A, B, 0);
+  if (!l || l->counterpart_no_dump) return -1;
+  for (uint32_t k = 0; k < pc->nlinks; k++) {
+    const fa_link *o = &pc->links[k];
+    if (!o->p2p || o->joined || o->seq == 0 || o->counterpart_no_dump) continue;
+    int32_t w = o->pending_dir == FRZ_DIR_SEND ? o->src : o->dst;
+    int32_t t = o->pending_dir == FRZ_DIR_SEND ? o->dst : o->src;
+    if (t == A && w != B && w != A) return A;
+  }
+  return -1;
+}
+
+/* Does rank g's latest dump hold a collective of comm c below seq s? */
+static int used_before(const fa_analysis *a, int32_t g, const fa_comm *c, uint64_t s)
+{
+  int32_t k = fa_find_rank(a, g);
+  if (k < 0) return 0;
+  const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *r = &d->records[i];
+    if (r->comm_id == c->id && r->kind == FRZ_KIND_COLL && r->seq < s) return 1;
+  }
+  return 0;
+}
+
+/* Another comm, in a cycle of any length: the rank of exactly one step
+ * waits in its first collective ever on that step's comm, while the step
+ * before waits for it on a comm it has used (a collective of it below
+ * that seq): it called its op on the wrong comm.  That rank; -1 none. */
+static int32_t other_comm(const fa_analysis *a, const fa_verdict *v)
+{
+  int32_t got = -1;
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *w = &v->cycle[i], *o = &v->cycle[(i + v->ncycle - 1) % v->ncycle];
+    if (w->p2p || o->p2p || w->uncertain || o->uncertain || o->waits_for != w->rank || w->comm == o->comm) continue;
+    if (used_before(a, w->rank, &a->comms[w->comm], w->seq)) continue;
+    if (!used_before(a, w->rank, &a->comms[o->comm], o->seq)) continue;
+    if (got >= 0 && got != w->rank) return -1;
+    got = w->rank;
+  }
+  return got;
+}
+
+/* Reordered, in a cycle of any length: the rank of each step waits in that
+ * step's op and is waited for in the step before's; exactly one rank
+ * changed the order of those two ops since the round before (flipped),
+ * every other one is known to have kept it.  That one; -1 none. */
+static int32_t reordered(const fa_analysis *a, const fa_verdict *v, int *how)
+{
+  int32_t got = -1;
+  int kind = 0;
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *w = &v->cycle[i], *o = &v->cycle[(i + v->ncycle - 1) % v->ncycle];
+    if (w->uncertain || o->uncertain || o->waits_for != w->rank) return -1;
+    int f = flipped(a, w->rank, w, o);
+    if (f < 0) return -1;
+    if (f == 0) continue;
+    if (got >= 0) return -1; /* two changed */
+    got = w->rank;
+    kind = f;
+  }
+  if (got >= 0) *how = kind == 2 ? FA_ASTRAY_POSTPONED : FA_ASTRAY_REORDERED;
+  return got;
 }
 
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 {
+  /* another peer, in a cycle of any length (a pipeline stage that sent to
+   * or received from the wrong stage closes a cycle through the stages
+   * between): when exactly one step is such a rank's */
+  if (v->ncycle > 2) {
+    int32_t got = -1, n = 0;
+    for (uint32_t i = 0; i < v->ncycle; i++) {
+      int32_t r = other_peer(a, &v->cycle[i]);
+      if (r >= 0 && r != got) got = r, n++;
+    }
+    if (n == 1) {
+      *how = FA_ASTRAY_PEER;
+      return got;
+    }
+    if ((got = other_comm(a, v)) >= 0) {
+      *how = FA_ASTRAY_COMM;
+      return got;
+    }
+    return reordered(a, v, how);
+  }
   if (v->ncycle != 2) return -1;
-  int32_t got = -1;
   for (uint32_t i = 0; i < 2; i++) {
     const fa_wait_step *p = &v->cycle[i], *q = &v->cycle[1 - i];
     if (!p->p2p || q->p2p || p->uncertain || q->uncertain) continue;
@@ -120,27 +218,15 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
       return B;
     }
     /* another peer: A's first op with B, while a pair A used waits for A */
-    if (p->seq == 0) {
-      for (uint32_t k = 0; k < pc->nlinks; k++) {
-        const fa_link *o = &pc->links[k];
-        if (!o->p2p || o->joined || o->seq == 0 || o->counterpart_no_dump) continue;
-        int32_t w = o->pending_dir == FRZ_DIR_SEND ? o->src : o->dst;
-        int32_t t = o->pending_dir == FRZ_DIR_SEND ? o->dst : o->src;
-        if (t == A && w != B && w != A) {
-          *how = FA_ASTRAY_PEER;
-          return A;
-        }
-      }
+    if (other_peer(a, p) == A) {
+      *how = FA_ASTRAY_PEER;
+      return A;
     }
   }
-  /* reordered: each rank holds both ops of the cycle (the one it waits in
-   * and its side of the one the other waits in), and exactly one of them
-   * enqueued them in the other order than in the round before */
-  const fa_wait_step *p = &v->cycle[0], *q = &v->cycle[1];
-  if (p->uncertain || q->uncertain || q->rank != p->waits_for || q->waits_for != p->rank) return -1;
-  int fl_a = flipped(a, p->rank, p, q), fl_b = flipped(a, q->rank, p, q);
-  if (fl_a == 1 && fl_b == 0) got = p->rank;
-  if (fl_b == 1 && fl_a == 0) got = q->rank;
-  if (got >= 0) *how = FA_ASTRAY_REORDERED;
-  return got;
+  int32_t oc = other_comm(a, v);
+  if (oc >= 0) {
+    *how = FA_ASTRAY_COMM;
+    return oc;
+  }
+  return reordered(a, v, how);
 }

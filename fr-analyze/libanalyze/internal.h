@@ -17,7 +17,8 @@ char *fa_strdup(const char *s);
 int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
 
 /* ---- a two-rank cycle through a p2p op (astray.c) ---- */
-enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3 };
+enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_ASTRAY_POSTPONED = 4,
+       FA_ASTRAY_COMM = 5 };
 /* The rank of v's two-rank cycle (one p2p step, one collective step) that
  * went astray, by its own records: it skipped the p2p op it posted before
  * the collective in the round before (*how SKIPPED), or posted its first op

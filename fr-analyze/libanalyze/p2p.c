@@ -20,7 +20,12 @@ typedef struct p2p_op {
   uint8_t dir;       /* FRZ_DIR_SEND (recorded on src) or FRZ_DIR_RECV (on dst) */
   uint8_t state;
   uint8_t ended;     /* the recording side's process ended (exit, fatal signal) without giving up */
-  uint8_t long_in;   /* enqueued FA_JOINED_NS or more before its dump was taken (not a PyTorch dump) */
+  uint8_t long_in;   /* enqueued FA_JOINED_NS or more before its dump was taken, or given up on
+                        (not a PyTorch dump) */
+  uint8_t gave_up;   /* its rank gave up on it: a watchdog judged it stuck */
+  int64_t t_gave;    /* when its rank gave up (wall clock: its reaction's start, or the end of a
+                        process that waited to its end); 0 not known or did not */
+  uint8_t waited;    /* enqueued FA_GAVE_UP_NS or more before its dump was taken */
 } p2p_op;
 
 /* How long both sides of a p2p op must have waited for it (from its call),
@@ -148,16 +153,30 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     }
     int ended = 0; /* both posted, neither done, one side's process ended: the other waits for it */
     int joined = 0;
+    int late = 0;  /* both posted, one side only after the other had given up on it: it came too late */
+    int64_t late_by = 0;
     if (dirs == ((1u << FRZ_DIR_SEND) | (1u << FRZ_DIR_RECV))) {
       if (!c->has_mismatch && e - k == 2 && ops[k].sig.count != ops[k + 1].sig.count &&
           pair_mismatch(c, &ops[k], &ops[k + 1]))
         return -1;
       if (e - k != 2 || over) continue;
-      if (ops[k].ended != ops[k + 1].ended) {
+      for (int x = 0; x < 2 && !late; x++) { /* (50 ms: the margin of one host's clocks, late.c) */
+        const p2p_op *g = &ops[k + x], *y = &ops[k + 1 - x];
+        if (g->t_gave && y->t_enq && y->t_enq > g->t_gave + INT64_C(50000000)) {
+          o = g; /* the side that gave up waits for the late one */
+          late = 1;
+          late_by = y->t_enq - g->t_gave;
+        }
+      }
+      if (late) {
+      } else if (ops[k].ended != ops[k + 1].ended) {
         o = ops[k].ended ? &ops[k + 1] : &ops[k]; /* the side still alive, waiting */
         ended = 1;
       } else if (!ops[k].ended && ops[k].state == FRZ_STATE_STARTED && ops[k + 1].state == FRZ_STATE_STARTED &&
-                 ops[k].long_in && ops[k + 1].long_in) {
+                 ((ops[k].long_in && ops[k + 1].long_in) || (ops[k].gave_up && ops[k + 1].waited) ||
+                  (ops[k + 1].gave_up && ops[k].waited))) {
+        /* (one side's watchdog judged it stuck: the other, in it 100 ms or
+         * more, is as stuck, whatever its own timeout) */
         joined = 1; /* both in it, neither done: the link or a device never moved it */
       } else {
         continue;
@@ -168,7 +187,7 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     int other_no_dump = c->members[other].rank < 0;
     int64_t other_max = o->dir == FRZ_DIR_SEND ? max_recv : max_send;
     if (joined && (done_dir[FRZ_DIR_SEND] || done_dir[FRZ_DIR_RECV])) continue;
-    if (!ended && !joined && !other_no_dump && other_max >= (int64_t)o->seq) continue; /* retained elsewhere */
+    if (!ended && !joined && !late && !other_no_dump && other_max >= (int64_t)o->seq) continue; /* retained elsewhere */
     fa_link l;
     memset(&l, 0, sizeof l);
     l.comm = (int32_t)(c - a->comms);
@@ -181,6 +200,8 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     l.pending_dir = o->dir;
     l.counterpart_no_dump = (uint8_t)other_no_dump;
     l.counterpart_ended = (uint8_t)ended;
+    l.counterpart_late = (uint8_t)late;
+    l.late_by_ns = late_by;
     l.joined = (uint8_t)joined;
     if (joined) l.pending_dir = FRZ_DIR_SEND; /* (the sender's side named first) */
     l.seq = o->shown;
@@ -253,9 +274,22 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
       int waited_to_reaction = f->reaction_ns && rec->t_enqueue_ns && rec->t_enqueue_ns <= f->reaction_ns &&
                                f->reaction_ns - rec->t_enqueue_ns >= FA_GAVE_UP_NS &&
                                (rec->state == FRZ_STATE_ENQUEUED || rec->state == FRZ_STATE_STARTED);
+      /* (or its process ended after it had waited FA_GAVE_UP_NS: a
+       * watchdog that ends the process without a teardown gave up on it) */
+      o->gave_up = !f->dump.pt && (((rec->flags & FRZ_RF_ABORTED) && gave_up_here) || waited_to_reaction ||
+                                   fa_waited_to_end(&f->dump, rec));
       o->long_in = !f->dump.pt && ((rec->t_enqueue_ns && f->dump.process.frame_time_ns >= rec->t_enqueue_ns &&
                                     (int64_t)(f->dump.process.frame_time_ns - rec->t_enqueue_ns) >= FA_JOINED_NS) ||
-                                   ((rec->flags & FRZ_RF_ABORTED) && gave_up_here) || waited_to_reaction);
+                                   o->gave_up);
+      /* in flight FA_GAVE_UP_NS or more when its dump was taken: long enough
+       * when the other side gave up on the same op (pair_links) */
+      o->waited = !f->dump.pt && rec->t_enqueue_ns && f->dump.process.frame_time_ns >= rec->t_enqueue_ns &&
+                  f->dump.process.frame_time_ns - rec->t_enqueue_ns >= FA_GAVE_UP_NS;
+      uint64_t tg = !o->gave_up ? 0 : f->reaction_ns ? f->reaction_ns
+                                  : fa_waited_to_end(&f->dump, rec) ? f->dump.process.frame_time_ns : 0;
+      o->t_gave = tg ? (int64_t)tg - (int64_t)f->dump.process.anchor_monotonic_ns +
+                           (int64_t)f->dump.process.anchor_realtime_ns
+                     : 0;
     }
   }
   qsort(ops, n, sizeof *ops, cmp_op);

@@ -138,6 +138,7 @@ static cJSON *link_obj(jctx *j, const fa_link *l)
     add(j, o, "pending", str(j, l->pending_dir == FRZ_DIR_SEND ? "send" : "recv"));
     add(j, o, "counterpart_no_dump", chk(j, cJSON_CreateBool(l->counterpart_no_dump)));
     if (l->counterpart_ended) add(j, o, "counterpart_ended", chk(j, cJSON_CreateTrue()));
+    if (l->counterpart_late) add(j, o, "counterpart_late", chk(j, cJSON_CreateTrue()));
     if (l->joined) add(j, o, "joined", chk(j, cJSON_CreateTrue()));
   }
   if (l->evidence) { /* from proxy progress */

@@ -121,6 +121,10 @@ static void link_text(FILE *o, const fa_link *l)
     if (l->joined)
       fprintf(o, " (p2p seq %llu: both posted and started it, neither completed: device or network side",
               (unsigned long long)l->seq);
+    else if (l->counterpart_late)
+      fprintf(o, " (p2p seq %llu: rank %s gave up on its %s, rank %s posted its %s %.1f s later: it came too late",
+              (unsigned long long)l->seq, rk(send ? l->src : l->dst, b1), send ? "Send" : "Recv",
+              rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send", (double)l->late_by_ns / 1e9);
     else if (l->counterpart_ended)
       fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s ended with its %s in flight",
               (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),

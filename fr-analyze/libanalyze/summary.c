@@ -627,9 +627,15 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     sb_printf(b, "; rank %d went astray: in the round before it posted that p2p op before the collective, "
               "now it entered the collective without it", v->astray);
   else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_REORDERED)
-    sb_printf(b, "; rank %d went astray: it issued those two ops in the other order than in the round "
-              "before, rank %d in the same order", v->astray,
-              v->cycle[0].rank == v->astray ? v->cycle[1].rank : v->cycle[0].rank);
+    sb_printf(b, "; rank %d went astray: it issued its two ops of the cycle in the other order than in "
+              "the round before, the other ranks in the same order", v->astray);
+  else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_COMM)
+    sb_printf(b, "; rank %d went astray: that op is its first ever on its comm, while a comm it used "
+              "before waits for it", v->astray);
+  else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_POSTPONED)
+    sb_printf(b, "; rank %d went astray: it waits in its op without having called the one it is waited "
+              "for in, which it called first in the round before; the other ranks kept their order",
+              v->astray);
   else if (v->astray >= 0)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);

@@ -146,8 +146,9 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       /* a counterpart without a dump (or of unknown rank): to the dead node,
        * where the wait ends (a root) */
       int32_t tg = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
-      if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : g->nnodes - 1, (int32_t)ci, l->seq, 0,
-                                     t >= 0 ? -1 : tg}))
+      /* (a counterpart that came too late is where the wait starts: own) */
+      if (push_edge(g, &cap, (wedge){(uint32_t)w, t >= 0 ? (uint32_t)t : g->nnodes - 1, (int32_t)ci, l->seq,
+                                     l->counterpart_late, t >= 0 ? -1 : tg}))
         goto oom;
     }
   }

@@ -12,17 +12,10 @@
 # or destroys the comms, then exits or stays; an async error, then SIGABRT):
 # the verdict still names the rank that caused it.  And random hung jobs
 # (tests/random-hangs) that were once judged wrong (x-random-SEED.scn).
-# And a second break-it pass (b2-*.scn) with variants of each of its kinds
-# (b2v-*.scn): PyTorch's default watchdog (dump, then SIGABRT, no teardown);
-# a kernel or link stopped inside a rooted collective (Broadcast, Reduce,
-# Gather, Scatter); a rank that came too late while every rank has a
-# watchdog; a comm rank of a comm that never formed, placed by two points;
-# two-rank cycles where one rank swapped its order; a stalled p2p pair in a
-# group with a collective.
+# (The later break-it passes: scenario-breakit2.sh.)
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
-for scn in "$FR_SRCDIR"/tests/scenarios/b-*.scn "$FR_SRCDIR"/tests/scenarios/b2-*.scn \
-  "$FR_SRCDIR"/tests/scenarios/b2v-*.scn "$FR_SRCDIR"/tests/scenarios/r-*.scn \
+for scn in "$FR_SRCDIR"/tests/scenarios/b-*.scn "$FR_SRCDIR"/tests/scenarios/r-*.scn \
   "$FR_SRCDIR"/tests/scenarios/x-random-*.scn; do
   name=$(basename "$scn" .scn)
   # an async error seen at a watchdog's poll, then SIGABRT: the crash
