@@ -123,6 +123,8 @@ int main(int argc, char **argv)
   a->stragglers_if_needed = 1; /* the screen shows no straggler table */
   if (fa_run(a) < 0)
     goto nomem;
+  if (a->note && a->nframes) /* (a job's output directory: the dumps below it were read) */
+    fprintf(stderr, "fr-tui: note: %s\n", a->note);
   if (!a->nframes) { /* nothing to show: said before any screen starts */
     for (uint32_t i = 0; i < a->nproblems; i++) {
       const fa_problem *p = &a->problems[i];

@@ -159,16 +159,21 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
       if (!c->has_mismatch && e - k == 2 && ops[k].sig.count != ops[k + 1].sig.count &&
           pair_mismatch(c, &ops[k], &ops[k + 1]))
         return -1;
-      if (e - k != 2 || over) continue;
+      if (e - k != 2) continue;
+      /* (the late side's op may even have completed: a send's data can sit
+       * in the receiver's buffers; the side that gave up never finished) */
       for (int x = 0; x < 2 && !late; x++) { /* (50 ms: the margin of one host's clocks, late.c) */
         const p2p_op *g = &ops[k + x], *y = &ops[k + 1 - x];
-        if (g->t_gave && y->t_enq && y->t_enq > g->t_gave + INT64_C(50000000)) {
+        if (g->t_gave && g->state != FRZ_STATE_COMPLETED && g->state != FRZ_STATE_FAILED && y->t_enq &&
+            y->t_enq > g->t_gave + INT64_C(50000000)) {
           o = g; /* the side that gave up waits for the late one */
           late = 1;
           late_by = y->t_enq - g->t_gave;
         }
       }
       if (late) {
+      } else if (over) {
+        continue;
       } else if (ops[k].ended != ops[k + 1].ended) {
         o = ops[k].ended ? &ops[k + 1] : &ops[k]; /* the side still alive, waiting */
         ended = 1;
@@ -182,7 +187,7 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
         continue;
       }
     }
-    if (over || done_dir[o->dir]) continue;
+    if ((over && !late) || done_dir[o->dir]) continue;
     int32_t other = o->dir == FRZ_DIR_SEND ? dst : src;
     int other_no_dump = c->members[other].rank < 0;
     int64_t other_max = o->dir == FRZ_DIR_SEND ? max_recv : max_send;

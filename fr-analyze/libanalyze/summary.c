@@ -755,7 +755,11 @@ int fa_verdict_summary(fa_analysis *a)
       break;
     }
     if (say_mismatch(a, &b)) goto oom;
-    if (v->comm >= 0) {
+    if (v->comm >= 0 && v->comm == v->mismatch_comm && !v->cycle && a->comms[v->comm].stuck &&
+        a->comms[v->comm].stuck_seq == a->comms[v->comm].mismatch.seq) {
+      /* the hang is at the mismatched seq itself: not a later op */
+      sb_printf(&b, "; those calls never complete, and every member that made one waits in it");
+    } else if (v->comm >= 0) {
       sb_printf(&b, "; then ");
       if (v->cycle) say_cycle(a, &b);
       else if (say_hang(a, &b)) goto oom;

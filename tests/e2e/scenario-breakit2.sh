@@ -2,7 +2,7 @@
 # Hang kinds from the second and third break-it passes (2026-12-02:
 # tests/scenarios/b2-*.scn, b3-*.scn, each once judged wrong, with its right
 # verdict in NAME.expected.json) and our variants of the second pass's kinds
-# (b2v-*.scn): PyTorch's default watchdog (dump, then SIGABRT, no teardown)
+# (b2v-*.scn, b3v-*.scn): PyTorch's default watchdog (dump, then SIGABRT, no teardown)
 # beside a stop, a kill, or a stalled p2p link; a kernel or link stopped
 # inside a rooted collective (Broadcast, Reduce, Gather, Scatter); a rank
 # that came too late while every rank has a watchdog, in a collective or a
@@ -14,6 +14,6 @@
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 for scn in "$FR_SRCDIR"/tests/scenarios/b2-*.scn "$FR_SRCDIR"/tests/scenarios/b2v-*.scn \
-  "$FR_SRCDIR"/tests/scenarios/b3-*.scn; do
+  "$FR_SRCDIR"/tests/scenarios/b3-*.scn "$FR_SRCDIR"/tests/scenarios/b3v-*.scn; do
   run_case "$(basename "$scn" .scn)" >/dev/null && echo "$(basename "$scn" .scn): ok"
 done

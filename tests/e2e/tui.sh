@@ -38,6 +38,10 @@ run bad-option 2 "$FR_TUI" --no-such-option dumps/c1
 run bad-frame 2 "$FR_TUI" --batch --frame x dumps/c1
 run bad-cols 2 "$FR_TUI" --batch --cols 5 dumps/c1
 run bad-comm 2 "$FR_TUI" --batch --comm 1234 dumps/c1
+# a job's output directory: the dumps below it are read, and that is said
+mkdir -p jobout && cp -R sample-c1 jobout/dumps
+run tui-jobout 1 "$FR_TUI" --batch jobout
+contains tui-jobout tui-jobout.err "fr-tui: note: jobout holds no dump; read the dumps below it: jobout/dumps"
 contains bad-comm bad-comm.err "no communicator 0000000000001234"
 
 # ---- exit status and input that cannot be shown --------------------------------------
