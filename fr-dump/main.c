@@ -401,7 +401,14 @@ int main(int argc, char **argv)
   size_t n;
   char **paths = expand(argv + optind, argc - optind, &n, &rc, (frz_input_format)inf);
   if (n == 0 && rc == 0) { /* directories without a file: unusable input, said */
-    fputs("fr-dump: no file to read in the directories given\n", stderr);
+    int trig = 0; /* (a trigger file alone: a dump was asked for, none written yet) */
+    for (int i = optind; i < argc && !trig; i++) {
+      char t[4200];
+      struct stat st;
+      trig = snprintf(t, sizeof t, "%s/TRIGGER", argv[i]) < (int)sizeof t && stat(t, &st) == 0;
+    }
+    fprintf(stderr, "fr-dump: no file to read in the directories given%s\n",
+            trig ? " (only a trigger file: a dump was asked for; no rank has written one there)" : "");
     if (mode == OUT_JSON) fputs("[]\n", out);
     rc = 2;
   } else if (mode == OUT_CHECK) {

@@ -141,6 +141,8 @@ contains analyze-empty-dir analyze-empty-dir.out "empty-dir: the directory holds
 mkdir trigger-only-dir && echo "reason=test" > trigger-only-dir/TRIGGER
 run analyze-trigger-only 2 "$FR_ANALYZE" trigger-only-dir
 contains analyze-trigger-only analyze-trigger-only.out "trigger-only-dir: the directory holds no file but TRIGGER (a dump was asked for"
+run dump-trigger-only 2 "$FR_DUMP" trigger-only-dir
+contains dump-trigger-only dump-trigger-only.err "fr-dump: no file to read in the directories given (only a trigger file: a dump was asked for"
 run dump-empty-dir 2 "$FR_DUMP" empty-dir # no file: said on stderr, nothing on stdout (and no qsort of NULL)
 [ ! -s dump-empty-dir.out ] || fail "dump-empty-dir: printed $(head -3 dump-empty-dir.out)"
 
