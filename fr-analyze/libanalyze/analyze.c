@@ -417,6 +417,8 @@ int fa_waited_to_end(const frz_dump *d, const frz_record *r)
 
 int fa_ended_waiting(const frz_dump *d)
 {
+  uint32_t t = d->process.trigger;
+  if (d->pt || (t != FRZ_TRIGGER_EXIT && t != FRZ_TRIGGER_CRASH)) return 0; /* (most dumps: no walk) */
   for (uint64_t i = 0; i < d->nrecords; i++)
     if (fa_waited_to_end(d, &d->records[i])) return 1;
   return 0;
