@@ -534,6 +534,7 @@ static int say_hang(const fa_analysis *a, sbuf *b)
         sb_printf(b, "%s tore comm %s down (at seq %llu, %s in flight); %s completed it and %s there after it",
                   ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq, op,
                   ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+        say_async_errors(a, &o, b);
       }
       fa_ranks_free(&o);
     } else if (c->nlagging && lagging_all(c, 2)) {
