@@ -365,118 +365,185 @@ static frz_status step(rd *r, int *stop)
   }
 }
 
-/* Push v when the stack has room; 0 when it has not (step() does it then). */
-static inline int push_fast(rd *r, pv *v)
+/* Little-endian 32 bits at b. */
+static inline uint32_t le32(const uint8_t *b)
 {
-  if (r->nstack == r->capstack) return 0;
-  r->stack[r->nstack++] = v;
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* SETITEMS / APPENDS into an empty container t of the k > 0 values from
+ * items, as take_marked does (the same array size, depth and checks);
+ * 0 when it cannot here (step() then does it, or reports the error). */
+static inline int fill_fast(pv_arena *a, pv *t, pv *const *items, size_t k)
+{
+  if (t->n || k > 4096) return 0;
+  size_t cap = k == 1 ? 4 : k; /* (grow's size for a first item) */
+  pv **it = pv_alloc(a, (cap * sizeof *it + PV_ALIGN - 1) & ~(PV_ALIGN - 1));
+  if (!it) return 0;
+  uint32_t d = t->depth;
+  for (size_t i = 0; i < k; i++) {
+    pv *x = items[i];
+    it[i] = x;
+    if (x->depth >= d) d = x->depth + 1;
+  }
+  if (d > PV_MAX_DEPTH) return 0; /* (the array stays unused in the arena) */
+  t->items = it;
+  t->n = (uint32_t)k;
+  t->cap = (uint32_t)cap;
+  t->depth = d;
   return 1;
 }
 
-/* A scalar node of type t, or NULL (step() then reports the error). */
-static inline pv *scalar(rd *r, pv_type t) { return pv_new(r->a, t); }
-
 /* Run the pickle from r->pos to its STOP.  The opcodes a Flight Recorder
- * dump is made of (strings, small ints, MARK, empty containers, memo
- * references) are executed here when their operands are in bounds and the
- * stack has room; everything else, and every error, goes through step(),
- * which executes the same opcode again from the same state. */
+ * dump is made of (strings, small ints, 8-byte longs, MARK, empty
+ * containers filled by SETITEMS / APPENDS, memo references) are executed
+ * here, with the stack and position in locals, when their operands are in
+ * bounds and the stack has room; everything else, and every error, goes
+ * through step(), which executes the same opcode again from the same
+ * state. */
 static frz_status run(rd *r)
 {
   const uint8_t *p = r->p;
   const size_t len = r->len;
+  pv_arena *a = r->a;
+  pv **stk = r->stack, **memo = r->memo;
+  size_t ns = r->nstack, cap = r->capstack, pos = r->pos, capmemo = r->capmemo;
   for (;;) {
-    size_t pos = r->pos, left = len - pos;
+    size_t left = len - pos;
     if (!left) {
-      r->op = len;
+      r->nstack = ns;
+      r->pos = r->op = len;
       return pv_fail(r->err, FRZ_E_TRUNCATED, r->name, len, "pickle truncated: no STOP opcode");
     }
     const uint8_t *b = p + pos;
     pv *v;
+    if (ns == cap) goto slow; /* every opcode here pushes at most one value */
     switch (b[0]) {
-    case 'X': /* BINUNICODE */
-      if (left >= 5) {
-        uint32_t n = (uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24;
-        if (left - 5 >= n && (v = scalar(r, PV_STR))) {
-          v->s = (const char *)b + 5;
-          v->slen = n;
-          if (push_fast(r, v)) {
-            r->pos = pos + 5 + n;
-            continue;
-          }
-        }
+    case 'h': /* BINGET */
+      if (left >= 2 && b[1] < capmemo && (v = memo[b[1]])) {
+        stk[ns++] = v;
+        pos += 2;
+        continue;
       }
       break;
-    case 0x8c: /* SHORT_BINUNICODE */
-      if (left >= 2 && left - 2 >= b[1] && (v = scalar(r, PV_STR))) {
-        v->s = (const char *)b + 2;
-        v->slen = b[1];
-        if (push_fast(r, v)) {
-          r->pos = pos + 2 + b[1];
+    case 'j': /* LONG_BINGET */
+      if (left >= 5) {
+        uint32_t x = le32(b + 1);
+        if (x < capmemo && (v = memo[x])) {
+          stk[ns++] = v;
+          pos += 5;
           continue;
         }
       }
       break;
+    case 'X': /* BINUNICODE */
+      if (left >= 5) {
+        uint32_t n = le32(b + 1);
+        if (left - 5 >= n && (v = pv_new(a, PV_STR))) {
+          v->s = (const char *)b + 5;
+          v->slen = n;
+          stk[ns++] = v;
+          pos += 5 + (size_t)n;
+          continue;
+        }
+      }
+      break;
+    case 0x8c: /* SHORT_BINUNICODE */
+      if (left >= 2 && left - 2 >= b[1] && (v = pv_new(a, PV_STR))) {
+        v->s = (const char *)b + 2;
+        v->slen = b[1];
+        stk[ns++] = v;
+        pos += 2 + (size_t)b[1];
+        continue;
+      }
+      break;
     case 'K': /* BININT1 */
-      if (left >= 2 && (v = r->small[b[1]]) && push_fast(r, v)) {
-        r->pos = pos + 2;
+      if (left >= 2 && (v = r->small[b[1]])) {
+        stk[ns++] = v;
+        pos += 2;
         continue;
       }
       break;
     case 'M': /* BININT2 */
       if (left >= 3) {
         uint32_t x = (uint32_t)b[1] | (uint32_t)b[2] << 8;
-        if (x < PK_SMALL ? (v = r->small[x]) != NULL : (v = scalar(r, PV_INT)) != NULL) {
+        if (x < PK_SMALL ? (v = r->small[x]) != NULL : (v = pv_new(a, PV_INT)) != NULL) {
           v->num.i = x; /* (a small one already holds x) */
-          if (push_fast(r, v)) {
-            r->pos = pos + 3;
-            continue;
-          }
+          stk[ns++] = v;
+          pos += 3;
+          continue;
         }
       }
       break;
     case 'J': /* BININT */
       if (left >= 5) {
-        int32_t x = (int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24);
-        if (x < 0 || x >= PK_SMALL) {
-          if ((v = scalar(r, PV_INT))) {
-            v->num.i = x;
-            if (push_fast(r, v)) {
-              r->pos = pos + 5;
-              continue;
-            }
-          }
-        } else if ((v = r->small[x]) && push_fast(r, v)) {
-          r->pos = pos + 5;
+        int32_t x = (int32_t)le32(b + 1);
+        if (x >= 0 && x < PK_SMALL ? (v = r->small[x]) != NULL : (v = pv_new(a, PV_INT)) != NULL) {
+          v->num.i = x;
+          stk[ns++] = v;
+          pos += 5;
+          continue;
+        }
+      }
+      break;
+    case 0x8a: /* LONG1 of 8 bytes (PyTorch's writer for any int beyond int32): always an int64 */
+      if (left >= 10 && b[1] == 8) {
+        uint64_t u = 0;
+        for (int i = 7; i >= 0; i--) u = u << 8 | b[2 + i];
+        int64_t x = (int64_t)u;
+        if (x >= 0 && x < PK_SMALL ? (v = r->small[x]) != NULL : (v = pv_new(a, PV_INT)) != NULL) {
+          v->num.i = x;
+          stk[ns++] = v;
+          pos += 10;
           continue;
         }
       }
       break;
     case '(': /* MARK */
       if (r->nmarks < PV_MAX_DEPTH) {
-        r->marks[r->nmarks++] = r->nstack;
-        r->pos = pos + 1;
+        r->marks[r->nmarks++] = ns;
+        pos += 1;
         continue;
       }
       break;
     case ']': case '}': case ')': /* EMPTY_LIST, EMPTY_DICT, EMPTY_TUPLE */
-      if ((v = scalar(r, b[0] == ']' ? PV_LIST : b[0] == '}' ? PV_DICT : PV_TUPLE)) && push_fast(r, v)) {
-        r->pos = pos + 1;
+      if ((v = pv_new(a, b[0] == ']' ? PV_LIST : b[0] == '}' ? PV_DICT : PV_TUPLE))) {
+        stk[ns++] = v;
+        pos += 1;
         continue;
       }
       break;
-    case 'h': /* BINGET */
-      if (left >= 2 && b[1] < r->capmemo && (v = r->memo[b[1]]) && push_fast(r, v)) {
-        r->pos = pos + 2;
-        continue;
+    case 'u': case 'e': /* SETITEMS, APPENDS: the container is just below the MARK */
+      if (r->nmarks) {
+        size_t m = r->marks[r->nmarks - 1];
+        size_t below = r->nmarks > 1 ? r->marks[r->nmarks - 2] : 0;
+        if (m > below && ns > m) {
+          pv *t = stk[m - 1];
+          if (t->type == (b[0] == 'u' ? PV_DICT : PV_LIST) && (t->type != PV_DICT || (ns - m) % 2 == 0) &&
+              fill_fast(a, t, stk + m, ns - m)) {
+            ns = m;
+            r->nmarks--;
+            pos += 1;
+            continue;
+          }
+        }
       }
       break;
     default:
       break;
     }
+  slow:
+    r->nstack = ns;
+    r->pos = pos;
     int stop = 0;
     frz_status st = step(r, &stop);
     if (st || stop) return st;
+    stk = r->stack;
+    ns = r->nstack;
+    cap = r->capstack;
+    pos = r->pos;
+    memo = r->memo;
+    capmemo = r->capmemo;
   }
 }
 

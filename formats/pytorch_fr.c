@@ -28,6 +28,41 @@ static int cmp_seqkey(const void *x, const void *y)
   return (a->key > b->key) - (a->key < b->key);
 }
 
+/* Sort k[0..n) by comm, then key, as qsort with cmp_seqkey would (equal
+ * keys are equal in every byte that matters, so the result is the same
+ * array).  Entries come in record order, each comm's seqs mostly rising:
+ * a stable pass by comm, then each comm's run sorted only if it is not
+ * already.  Falls back to qsort when out of memory. */
+static void sort_seqkeys(seqkey *k, uint64_t n, uint32_t ncomms)
+{
+  if (n < 2) return;
+  uint64_t *at = calloc((size_t)ncomms + 1, sizeof *at);
+  seqkey *tmp = malloc(n * sizeof *tmp);
+  int ok = at && tmp;
+  for (uint64_t i = 0; ok && i < n; i++)
+    if (k[i].comm >= ncomms) ok = 0;
+  if (!ok) {
+    free(at);
+    free(tmp);
+    qsort(k, n, sizeof *k, cmp_seqkey);
+    return;
+  }
+  for (uint64_t i = 0; i < n; i++) at[k[i].comm + 1]++;
+  for (uint32_t m = 0; m < ncomms; m++) at[m + 1] += at[m];
+  for (uint64_t i = 0; i < n; i++) tmp[at[k[i].comm]++] = k[i];
+  memcpy(k, tmp, n * sizeof *k);
+  for (uint64_t a = 0; a < n;) {
+    uint64_t b = a + 1;
+    int sorted = 1;
+    for (; b < n && k[b].comm == k[a].comm; b++)
+      if (k[b].key < k[b - 1].key) sorted = 0;
+    if (!sorted) qsort(k + a, b - a, sizeof *k, cmp_seqkey);
+    a = b;
+  }
+  free(at);
+  free(tmp);
+}
+
 /* What one group's entries say besides its collective records. */
 typedef struct pg_facts {
   int64_t p2p_coll_seq;  /* highest collective_seq_id a p2p entry carries; -1 none */
@@ -172,7 +207,7 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
     if (r->state >= FRZ_STATE_STARTED && (int64_t)r->seq > started[rec_comm[i]])
       started[rec_comm[i]] = (int64_t)r->seq;
   }
-  qsort(k, n, sizeof *k, cmp_seqkey);
+  sort_seqkeys(k, n, d->ncomms);
   uint64_t a = 0;
   for (uint32_t m = 0; m < d->ncomms; m++) {
     uint64_t b = a;

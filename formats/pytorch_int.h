@@ -43,6 +43,32 @@ typedef struct pt_entry {
   uint8_t p2p_named; /* pt_p2p_ranks found A and B in its profiling name */
 } pt_entry;
 
+/* What the importer works out from one profiling-name or dtype string,
+ * kept by the string's node: when the pickle memoizes strings, as torch's
+ * writer does, each distinct name is one node that every entry refers to,
+ * so the work is done once per name.  Direct-mapped by node address; a
+ * slot holds one node's facts, and a node that misses is simply worked
+ * out again (the facts depend only on the node's bytes). */
+#define PT_NODE_SLOTS 64
+typedef struct pt_name_facts {
+  const pv *node;     /* the profiling-name node; NULL: an empty slot */
+  int32_t p2p_self, p2p_peer;
+  uint8_t p2p_named;  /* pt_p2p_ranks found them (pt_index_entries) */
+  uint8_t has_op;     /* op, name and close are set (fill_one) */
+  uint8_t close;      /* a coalesced group's closing name */
+  uint16_t op;
+  uint32_t name;      /* index in the dump's op names */
+} pt_name_facts;
+typedef struct pt_dtype_fact {
+  const pv *node;     /* a dtype string node; NULL: an empty slot */
+  uint8_t dtype;
+} pt_dtype_fact;
+/* The slot of node p in a direct-mapped table of PT_NODE_SLOTS. */
+static inline uint32_t pt_node_slot(const void *p)
+{
+  return (uint32_t)(((uintptr_t)p >> 5) & (PT_NODE_SLOTS - 1));
+}
+
 typedef struct pt_ctx {
   const char *name;
   frz_error *err;
@@ -53,6 +79,8 @@ typedef struct pt_ctx {
   pt_pg *pgs;
   uint32_t npgs, cappgs;
   idmap pgmap;           /* hash of a group's name -> index in pgs */
+  pt_name_facts names[PT_NODE_SLOTS]; /* by profiling-name node */
+  pt_dtype_fact dtypes[PT_NODE_SLOTS]; /* by dtype node */
 } pt_ctx;
 
 /* A content error: the file decoded, but is not a usable FR dump. */

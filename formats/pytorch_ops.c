@@ -62,6 +62,16 @@ static const struct {
 };
 #undef OPN
 
+/* pv_int, with an int node read in place (an entry has a dozen). */
+static inline int int_of(const pv *v, int64_t *out)
+{
+  if (v && v->type == PV_INT) {
+    *out = v->num.i;
+    return 0;
+  }
+  return pv_int(v, out);
+}
+
 /* torch ScalarType names to ncclDataType_t */
 #define DTN(s, t) {s, sizeof s - 1, t}
 static const struct {
@@ -135,17 +145,24 @@ static int coalesced_close(const char *w, size_t n)
   return 1;
 }
 
-static uint8_t dtype_of(const pv *list)
+static uint8_t dtype_of(pt_ctx *c, const pv *list)
 {
   if (!list || (list->type != PV_LIST && list->type != PV_TUPLE) || !list->n) return PT_NO_DTYPE;
   const pv *v = list->items[0];
   if (v->type != PV_STR) return PT_NO_DTYPE;
+  pt_dtype_fact *f = &c->dtypes[pt_node_slot(v)];
+  if (f->node == v) return f->dtype;
   /* the name as a C string: up to its first NUL (as a copy would read it) */
   const char *z = memchr(v->s, '\0', v->slen);
   size_t n = z ? (size_t)(z - v->s) : v->slen;
+  uint8_t dt = PT_NO_DTYPE;
   for (size_t i = 0; i < sizeof dtype_map / sizeof *dtype_map; i++)
-    if (dtype_map[i].len == n && memcmp(dtype_map[i].name, v->s, n) == 0) return dtype_map[i].dtype;
-  return PT_NO_DTYPE;
+    if (dtype_map[i].len == n && memcmp(dtype_map[i].name, v->s, n) == 0) {
+      dt = dtype_map[i].dtype;
+      break;
+    }
+  *f = (pt_dtype_fact){.node = v, .dtype = dt};
+  return dt;
 }
 
 /* Elements in a list of shapes ([[2, 3], [4]] -> 10), saturating. */
@@ -159,7 +176,7 @@ static uint64_t numel_of(const pv *shapes)
     uint64_t n = 1;
     for (uint32_t k = 0; k < s->n; k++) {
       int64_t d;
-      if (pv_int(s->items[k], &d) || d < 0) d = 0;
+      if (int_of(s->items[k], &d) || d < 0) d = 0;
       n = d && n > UINT64_MAX / (uint64_t)d ? UINT64_MAX : n * (uint64_t)d;
     }
     total = total > UINT64_MAX - n ? UINT64_MAX : total + n;
@@ -178,7 +195,7 @@ static frz_state state_of(const pv *v)
 static uint64_t time_of(const pv *v)
 {
   int64_t t;
-  return pv_int(v, &t) == 0 && t > 0 ? (uint64_t)t : 0;
+  return int_of(v, &t) == 0 && t > 0 ? (uint64_t)t : 0;
 }
 
 /* The index of op name w[0..n) in pt->names, added if new; UINT32_MAX when
@@ -215,20 +232,33 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pt_entry *e, uint32_t *cap, ui
   int64_t v;
   memset(x, 0, sizeof *x);
   memset(p, 0, sizeof *p);
-  x->id = pv_int(e->f[PK_RECORD_ID], &v) == 0 && v >= 0 ? (uint64_t)v : 0;
+  x->id = int_of(e->f[PK_RECORD_ID], &v) == 0 && v >= 0 ? (uint64_t)v : 0;
   x->comm_id = d->comms[g->comm].comm_id;
   x->comm_rank = d->comms[g->comm].rank; /* PyTorch's pg rank of this process */
   x->cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
   x->nccl_seq = UINT64_MAX; /* PyTorch says nothing of NCCL's profiler view */
   x->algo = FRZ_ALGO_UNKNOWN;
   x->proto = FRZ_PROTO_UNKNOWN;
-  pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
-  size_t n;
-  const char *w = name_word(pn, &n);
-  x->op = pt_op_of_word(w, n);
-  if ((p->name = intern(d->pt, cap, w, n)) == UINT32_MAX) return -1;
+  const pv *nm = e->f[PK_PROFILING_NAME];
+  pt_name_facts *nf = nm ? &c->names[pt_node_slot(nm)] : NULL;
+  int close;
+  if (nf && nf->node == nm && nf->has_op) {
+    x->op = nf->op;
+    p->name = nf->name;
+    close = nf->close;
+  } else {
+    pv_cstr(nm, pn, sizeof pn);
+    size_t n;
+    const char *w = name_word(pn, &n);
+    x->op = pt_op_of_word(w, n);
+    if ((p->name = intern(d->pt, cap, w, n)) == UINT32_MAX) return -1;
+    close = coalesced_close(w, n);
+    if (nf)
+      *nf = (pt_name_facts){.node = nm, .p2p_self = e->p2p_self, .p2p_peer = e->p2p_peer,
+                            .p2p_named = e->p2p_named, .has_op = 1, .close = (uint8_t)close,
+                            .op = x->op, .name = p->name};
+  }
   const pv *isp = e->f[PK_IS_P2P];
-  int close = coalesced_close(w, n);
   int p2p = x->op == FRZ_OP_Send || x->op == FRZ_OP_Recv || (isp && isp->type == PV_BOOL && isp->num.i);
   x->peer = -1;
   x->redop = PT_NO_DTYPE;
@@ -243,11 +273,11 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pt_entry *e, uint32_t *cap, ui
     const pv *f = e->f[has[i].key];
     if (f && (f->type == PV_LIST || f->type == PV_TUPLE)) p->fields |= has[i].bit;
   }
-  p->in_dtype = dtype_of(e->f[PK_INPUT_DTYPES]);
-  p->out_dtype = dtype_of(e->f[PK_OUTPUT_DTYPES]);
+  p->in_dtype = dtype_of(c, e->f[PK_INPUT_DTYPES]);
+  p->out_dtype = dtype_of(c, e->f[PK_OUTPUT_DTYPES]);
   p->in_numel = numel_of(e->f[PK_INPUT_SIZES]);
   p->out_numel = numel_of(e->f[PK_OUTPUT_SIZES]);
-  if (pv_int(e->f[PK_P2P_SEQ_ID], &v) == 0 && v >= 0) p->p2p_seq_id = (uint64_t)v;
+  if (int_of(e->f[PK_P2P_SEQ_ID], &v) == 0 && v >= 0) p->p2p_seq_id = (uint64_t)v;
   x->dtype = p->in_dtype != PT_NO_DTYPE ? p->in_dtype : p->out_dtype;
   x->count = x->op == FRZ_OP_ReduceScatter ? p->out_numel : p->in_numel;
   if (close) p->coalesced = FRZ_PT_COALESCED_CLOSE;
@@ -261,7 +291,7 @@ static int fill_one(pt_ctx *c, frz_dump *d, const pt_entry *e, uint32_t *cap, ui
     x->kind = x->op == FRZ_OP_CommSplit ? FRZ_KIND_LIFE : FRZ_KIND_COLL;
     const pv *s = e->f[PK_COLLECTIVE_SEQ_ID];
     if (!s) s = e->f[PK_SEQ_ID];
-    x->seq = pv_int(s, &v) == 0 && v >= 0 ? (uint64_t)v : 0;
+    x->seq = int_of(s, &v) == 0 && v >= 0 ? (uint64_t)v : 0;
   }
   x->state = (uint8_t)state_of(e->f[PK_STATE]);
   x->t_enqueue_ns = time_of(e->f[PK_TIME_CREATED_NS]);

@@ -120,16 +120,32 @@ int pt_index_entries(pt_ctx *c)
       [PK_PG_ID] = "pg_id"};
   pv_keyset ks;
   pv_keyset_init(&ks, keys, PK_N);
+  pv_layout *lay = calloc(1, sizeof *lay);
   c->ef = c->nentries ? malloc((size_t)c->nentries * sizeof *c->ef) : NULL;
-  if (c->nentries && !c->ef) return -1;
+  if (!lay || (c->nentries && !c->ef)) {
+    free(lay);
+    return -1;
+  }
   char pn[PT_NAME_MAX];
   for (uint32_t i = 0; i < c->nentries; i++) {
     pt_entry *e = &c->ef[i];
-    pv_fields(c->entries->items[i], &ks, e->f);
+    pv_fields_cached(c->entries->items[i], &ks, lay, e->f);
     e->pg = -1;
-    pv_cstr(e->f[PK_PROFILING_NAME], pn, sizeof pn);
+    const pv *nm = e->f[PK_PROFILING_NAME];
+    pt_name_facts *nf = nm ? &c->names[pt_node_slot(nm)] : NULL;
+    if (nf && nf->node == nm) {
+      e->p2p_named = nf->p2p_named;
+      e->p2p_self = nf->p2p_self;
+      e->p2p_peer = nf->p2p_peer;
+      continue;
+    }
+    pv_cstr(nm, pn, sizeof pn);
+    e->p2p_self = e->p2p_peer = -1;
     e->p2p_named = pt_p2p_ranks(pn, &e->p2p_self, &e->p2p_peer) == 0;
+    if (nf) *nf = (pt_name_facts){.node = nm, .p2p_self = e->p2p_self, .p2p_peer = e->p2p_peer,
+                                  .p2p_named = e->p2p_named};
   }
+  free(lay);
   return 0;
 }
 

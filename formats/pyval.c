@@ -39,6 +39,8 @@ void pv_arena_free(pv_arena *a)
   memset(a, 0, sizeof *a);
 }
 
+static void *alloc_chunk(pv_arena *a, size_t n);
+
 void *pv_alloc_slow(pv_arena *a, size_t n)
 {
   if (n > SIZE_MAX - PV_ALIGN) return NULL;
@@ -50,6 +52,15 @@ void *pv_alloc_slow(pv_arena *a, size_t n)
     a->bytes += n;
     return p;
   }
+  void *p = alloc_chunk(a, n);
+  if (p && (size_t)(a->end - a->cur) > a->limit - a->bytes) /* pv_alloc checks end alone */
+    a->end = a->cur + (a->limit - a->bytes);
+  return p;
+}
+
+/* n bytes (rounded, within the limit) from a new chunk, or NULL. */
+static void *alloc_chunk(pv_arena *a, size_t n)
+{
   size_t size = n > PV_CHUNK_BYTES / 4 ? n : PV_CHUNK_BYTES; /* a big one alone */
   pv_chunk *c = malloc(sizeof *c + size);
   if (!c) return NULL;
@@ -160,6 +171,34 @@ void pv_fields(const pv *d, const pv_keyset *ks, const pv **out)
       }
     }
   }
+}
+
+void pv_fields_cached(const pv *d, const pv_keyset *ks, pv_layout *lay, const pv **out)
+{
+  if (!d || d->type != PV_DICT || d->n < 2 || d->n / 2 > PV_LAYOUT_MAX) {
+    pv_fields(d, ks, out); /* (lay keeps the layout before) */
+    return;
+  }
+  uint32_t nk = d->n / 2, k = 0;
+  if (lay->n == d->n)
+    while (k < nk && d->items[2 * k] == lay->key[k]) k++;
+  if (lay->n != d->n || k < nk) { /* another layout: look its keys up and keep it */
+    for (uint32_t i = 0; i < ks->n; i++) lay->pos[i] = -1;
+    for (k = 0; k < nk; k++) {
+      const pv *v = d->items[2 * k];
+      lay->key[k] = v;
+      if (v->type != PV_STR || v->slen == 0 || v->slen > 255) continue;
+      for (uint32_t h = key_hash(v->s, v->slen) & 63; ks->slot[h]; h = (h + 1) & 63) {
+        uint32_t i = ks->slot[h] - 1u;
+        if (ks->len[i] == v->slen && memcmp(ks->keys[i], v->s, v->slen) == 0) {
+          if (lay->pos[i] < 0) lay->pos[i] = (int16_t)(2 * k + 1); /* the first of equal keys */
+          break;
+        }
+      }
+    }
+    lay->n = d->n;
+  }
+  for (uint32_t i = 0; i < ks->n; i++) out[i] = lay->pos[i] >= 0 ? d->items[lay->pos[i]] : NULL;
 }
 
 const pv *pv_get(const pv *d, const char *key)

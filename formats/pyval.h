@@ -55,7 +55,7 @@ struct pv {
 typedef struct pv_chunk pv_chunk;
 typedef struct pv_arena {
   pv_chunk *chunks; /* newest first; everything lives in them */
-  char *cur, *end;  /* the free room of the newest chunk */
+  char *cur, *end;  /* the free room of the newest chunk, cut to what the limit leaves */
   size_t bytes;     /* bytes allocated so far (nodes, item arrays, copied strings) */
   size_t limit;     /* allocation refused beyond this */
 } pv_arena;
@@ -75,7 +75,7 @@ void *pv_alloc_slow(pv_arena *a, size_t n);
  * out of memory or over the limit.  Inline: a decoder calls it per value. */
 static inline void *pv_alloc(pv_arena *a, size_t n)
 {
-  if ((size_t)(a->end - a->cur) >= n && a->limit - a->bytes >= n) {
+  if ((size_t)(a->end - a->cur) >= n) { /* (end never lies beyond the limit) */
     void *p = a->cur;
     a->cur += n;
     a->bytes += n;
@@ -119,6 +119,20 @@ void pv_keyset_init(pv_keyset *ks, const char *const *keys, uint32_t n);
 /* out[i] = the value of keys[i] in dict d (the first of equal keys), or
  * NULL; all NULL when d is not a dict.  One pass over d's items. */
 void pv_fields(const pv *d, const pv_keyset *ks, const pv **out);
+/* The key layout of the last dict pv_fields_cached read: its key nodes in
+ * order and where each key of the set was.  A PyTorch dump writes the keys
+ * of every entry as memo references to one string each (torch's pickler
+ * memoizes strings by content), so the next entry's keys are the same
+ * nodes in the same order and its fields are found by pointer compares. */
+#define PV_LAYOUT_MAX 48
+typedef struct pv_layout {
+  uint32_t n;                    /* items of that dict; 0: nothing cached */
+  const pv *key[PV_LAYOUT_MAX];  /* its key nodes */
+  int16_t pos[PV_KEYSET_MAX];    /* item index of the value of keys[i], -1 none */
+} pv_layout;
+/* pv_fields, faster when d's key nodes are those of the dict read before
+ * with the same lay (start it zeroed); the same results in every case. */
+void pv_fields_cached(const pv *d, const pv_keyset *ks, pv_layout *lay, const pv **out);
 /* Does string value v equal the C string s? */
 int pv_str_is(const pv *v, const char *s);
 /* v as an integer: ints, bools, and strings of decimal digits (JSON dumps

@@ -8,7 +8,9 @@
  * recorder's default zstd level), or with --pytorch DIR/nccl_trace_rank_<rank>
  * PyTorch Flight Recorder pickles of the same job.  Defaults: 1024 ranks,
  * 4096 records, lag, tp 8, pp 4, threads = online CPUs.  Prints one line:
- * "synth ranks=N records=R bytes=B fault=F culprit=C [partner=P]".
+ * "synth ranks=N records=R bytes=B fault=F culprit=C [partner=P] [entries=E]"
+ * (E: with --pytorch, the Flight Recorder entries written; PyTorch writes
+ * none for a group's start and end, which R counts).
  */
 #include "config.h"
 
@@ -31,6 +33,7 @@ typedef struct worker {
   int pytorch;
   atomic_int *next;        /* next rank to write */
   unsigned long long records, bytes;
+  unsigned long long entries; /* with --pytorch: the Flight Recorder entries written */
   int failed;
 } worker;
 
@@ -66,6 +69,8 @@ static int write_rank(worker *w, int32_t r)
     char path[4096];
     snprintf(path, sizeof path, "%s/nccl_trace_rank_%d", w->dir, r);
     rc = synth_write_pytorch(w->job, &sr, path);
+    for (uint32_t i = 0; i < sr.nrec; i++) /* (as synth_write_pytorch: no entry for group brackets) */
+      w->entries += sr.rec[i].kind == FRZ_KIND_COLL || sr.rec[i].kind == FRZ_KIND_P2P;
     struct stat st;
     if (rc == 0 && stat(path, &st) == 0) w->bytes += (unsigned long long)st.st_size;
   } else {
@@ -158,17 +163,18 @@ int main(int argc, char **argv)
   worker w[64];
   pthread_t th[64];
   for (long i = 0; i < threads; i++) {
-    w[i] = (worker){&job, dir, pytorch, &next, 0, 0, 0};
+    w[i] = (worker){.job = &job, .dir = dir, .pytorch = pytorch, .next = &next};
     if (pthread_create(&th[i], NULL, run_worker, &w[i]) != 0) {
       fprintf(stderr, "fr-synth: cannot start a thread\n");
       return 1;
     }
   }
-  unsigned long long records = 0, bytes = 0;
+  unsigned long long records = 0, bytes = 0, entries = 0;
   int failed = 0;
   for (long i = 0; i < threads; i++) {
     pthread_join(th[i], NULL);
     records += w[i].records;
+    entries += w[i].entries;
     bytes += w[i].bytes;
     failed |= w[i].failed;
   }
@@ -176,6 +182,7 @@ int main(int argc, char **argv)
   printf("synth ranks=%ld records=%llu bytes=%llu fault=%s culprit=%d", n, records, bytes,
          synth_fault_name(job.fault), job.culprit);
   if (job.partner >= 0) printf(" partner=%d", job.partner);
+  if (pytorch) printf(" entries=%llu", entries);
   printf("\n");
   return 0;
 }

@@ -20,44 +20,89 @@
 
 /* ---- a minimal pickle writer (protocol 2 opcodes) ------------------------- */
 
-static void p_raw(FILE *f, const void *p, size_t n) { fwrite(p, 1, n, f); }
+/* A pickle being written.  Strings are memoized by content, as PyTorch's
+ * own writer does (torch/csrc/jit/serialization/pickler.cpp, pushString:
+ * BINUNICODE then BINPUT the first time a string is written, BINGET of
+ * its memo slot every later time), so the keys of every entry and the
+ * repeated values (states, dtypes, names) are 2- or 5-byte references, as
+ * in the dumps a real job writes. */
+#define PW_SLOTS 4096 /* open addressing; a dump holds a few hundred distinct strings */
+typedef struct pw {
+  FILE *f;
+  uint32_t next_memo;       /* the memo slot the next BINPUT sets */
+  char *key[PW_SLOTS];      /* a memoized string, NULL empty */
+  uint32_t memo[PW_SLOTS];  /* its memo slot */
+  int full;                 /* the table is full: later strings are written unmemoized */
+} pw;
 
-static void p_le(FILE *f, uint64_t v, int n)
+static void p_raw(pw *f, const void *p, size_t n) { fwrite(p, 1, n, f->f); }
+static void p_op(pw *f, int c) { fputc(c, f->f); }
+
+static void p_le(pw *f, uint64_t v, int n)
 {
   uint8_t b[8];
   for (int i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * i));
   p_raw(f, b, (size_t)n);
 }
 
-static void p_str(FILE *f, const char *s)
+/* BINPUT (slot < 256) or LONG_BINPUT, or with get BINGET / LONG_BINGET. */
+static void p_memo(pw *f, uint32_t slot, int get)
 {
-  size_t n = strlen(s);
-  fputc('X', f); /* BINUNICODE */
-  p_le(f, n, 4);
-  p_raw(f, s, n);
+  if (slot < 256) {
+    p_op(f, get ? 'h' : 'q');
+    p_le(f, slot, 1);
+  } else {
+    p_op(f, get ? 'j' : 'r');
+    p_le(f, slot, 4);
+  }
 }
 
-static void p_int(FILE *f, int64_t v)
+static void p_str(pw *f, const char *s)
+{
+  size_t n = strlen(s);
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  uint32_t k = (uint32_t)h & (PW_SLOTS - 1), probes = 0;
+  while (f->key[k] && strcmp(f->key[k], s) != 0 && probes++ < PW_SLOTS) k = (k + 1) & (PW_SLOTS - 1);
+  if (f->key[k] && strcmp(f->key[k], s) == 0) {
+    p_memo(f, f->memo[k], 1);
+    return;
+  }
+  p_op(f, 'X'); /* BINUNICODE */
+  p_le(f, n, 4);
+  p_raw(f, s, n);
+  uint32_t slot = f->next_memo++;
+  p_memo(f, slot, 0);
+  if (!f->key[k] && !f->full && (f->key[k] = strdup(s))) f->memo[k] = slot;
+  else f->full = 1;
+}
+
+/* The smallest of BININT1, BININT2, BININT, LONG1 (8 bytes), as PyTorch's
+ * writer chooses (pushInt). */
+static void p_int(pw *f, int64_t v)
 {
   if (v >= 0 && v < 256) {
-    fputc('K', f);
+    p_op(f, 'K');
     p_le(f, (uint64_t)v, 1);
+  } else if (v >= 0 && v < 65536) {
+    p_op(f, 'M');
+    p_le(f, (uint64_t)v, 2);
   } else if (v >= INT32_MIN && v <= INT32_MAX) {
-    fputc('J', f);
+    p_op(f, 'J');
     p_le(f, (uint64_t)(uint32_t)(int32_t)v, 4);
   } else { /* LONG1: little-endian two's complement, 8 bytes suffice */
-    fputc(0x8a, f);
-    fputc(8, f);
+    p_op(f, 0x8a);
+    p_op(f, 8);
     p_le(f, (uint64_t)v, 8);
   }
 }
 
-static void p_bool(FILE *f, int v) { fputc(v ? 0x88 : 0x89, f); }
-static void p_none(FILE *f) { fputc('N', f); }
-static void p_dict(FILE *f) { fputs("}(", f); }  /* EMPTY_DICT MARK ... SETITEMS */
-static void p_dict_end(FILE *f) { fputc('u', f); }
-static void p_list(FILE *f) { fputs("](", f); }  /* EMPTY_LIST MARK ... APPENDS */
-static void p_list_end(FILE *f) { fputc('e', f); }
+static void p_bool(pw *f, int v) { p_op(f, v ? 0x88 : 0x89); }
+static void p_none(pw *f) { p_op(f, 'N'); }
+static void p_dict(pw *f) { p_raw(f, "}(", 2); }  /* EMPTY_DICT MARK ... SETITEMS */
+static void p_dict_end(pw *f) { p_op(f, 'u'); }
+static void p_list(pw *f) { p_raw(f, "](", 2); }  /* EMPTY_LIST MARK ... APPENDS */
+static void p_list_end(pw *f) { p_op(f, 'e'); }
 
 /* ---- the rank's groups ------------------------------------------------------- */
 
@@ -78,7 +123,7 @@ static void pg_name(const synth_job *j, const frz_comm *c, int which, char *name
 static const char *pg_desc[4] = {"default_pg", "tp", "pp", "dp"};
 
 /* "[a, b, ...]": the group's global ranks, as PyTorch writes them. */
-static void p_ranks(FILE *f, const synth_job *j, int32_t r, int which, int32_t size)
+static void p_ranks(pw *f, const synth_job *j, int32_t r, int which, int32_t size)
 {
   int32_t t = r % j->tp, s = (r / j->tp) % j->pp, d = r / (j->tp * j->pp);
   size_t cap = (size_t)size * 12 + 3, n = 0;
@@ -131,7 +176,7 @@ static int64_t wall(const synth_rank *sr, uint64_t t)
   return (int64_t)(sr->proc.anchor_realtime_ns + (t - sr->proc.anchor_monotonic_ns));
 }
 
-static void p_entry(FILE *f, const synth_rank *sr, const frz_record *x,
+static void p_entry(pw *f, const synth_rank *sr, const frz_record *x,
                     uint32_t nth, const char names[4][24])
 {
   int w = which_comm(sr, x->comm_id);
@@ -169,7 +214,7 @@ static void p_entry(FILE *f, const synth_rank *sr, const frz_record *x,
   p_str(f, "process_group");
   p_str(f, names[w]);
   p_str(f, pg_desc[w]);
-  fputc(0x86, f); /* TUPLE2 */
+  p_op(f, 0x86); /* TUPLE2 */
   p_str(f, "collective_seq_id");
   p_int(f, coll);
   p_str(f, "p2p_seq_id");
@@ -225,12 +270,16 @@ static void p_entry(FILE *f, const synth_rank *sr, const frz_record *x,
 
 int synth_write_pytorch(const synth_job *j, const synth_rank *sr, const char *path)
 {
-  FILE *f = fopen(path, "wb");
+  pw *f = calloc(1, sizeof *f);
   if (!f) return -1;
+  if (!(f->f = fopen(path, "wb"))) {
+    free(f);
+    return -1;
+  }
   char names[4][24];
   for (int w = 0; w < 4; w++) pg_name(j, &sr->comms[w], w, names[w], sizeof names[w]);
   int32_t r = sr->proc.global_rank;
-  fputs("\x80\x02", f); /* PROTO 2 */
+  p_raw(f, "\x80\x02", 2); /* PROTO 2 */
   p_dict(f);
   p_str(f, "version");
   p_str(f, "2.10");
@@ -275,9 +324,12 @@ int synth_write_pytorch(const synth_job *j, const synth_rank *sr, const char *pa
   }
   p_list_end(f);
   p_dict_end(f);
-  fputc('.', f); /* STOP */
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
+  p_op(f, '.'); /* STOP */
+  int bad = ferror(f->f);
+  bad |= fclose(f->f) != 0;
+  for (uint32_t k = 0; k < PW_SLOTS; k++) free(f->key[k]);
+  free(f);
+  if (bad) {
     if (!errno) errno = EIO;
     return -1;
   }

@@ -477,6 +477,53 @@ START_TEST(test_pv_fields)
 }
 END_TEST
 
+/* pv_fields_cached: the same values as pv_fields, dict after dict, when
+ * dicts share key nodes (keys memoized, as torch's pickler writes them),
+ * reorder them, repeat a key, are empty, add a key, use a fresh node of
+ * an equal key, or are not dicts at all. */
+START_TEST(test_pv_fields_cached)
+{
+  /* [{a:1,b:2}, {a:3,b:4}, {b:5,a:6}, {a:7,a:8}, {}, {a:9,b:10,zz:11},
+   *  {a(a fresh node):12,b:13}, 14, {a:15,b:16}] */
+  static const uint8_t pk[] = {
+      0x80, 2, ']', '(',
+      '}', '(', 'X', 1, 0, 0, 0, 'a', 'q', 0, 'K', 1, 'X', 1, 0, 0, 0, 'b', 'q', 1, 'K', 2, 'u',
+      '}', '(', 'h', 0, 'K', 3, 'h', 1, 'K', 4, 'u',
+      '}', '(', 'h', 1, 'K', 5, 'h', 0, 'K', 6, 'u',
+      '}', '(', 'h', 0, 'K', 7, 'h', 0, 'K', 8, 'u',
+      '}',
+      '}', '(', 'h', 0, 'K', 9, 'h', 1, 'K', 10, 'X', 2, 0, 0, 0, 'z', 'z', 'q', 2, 'K', 11, 'u',
+      '}', '(', 'X', 1, 0, 0, 0, 'a', 'K', 12, 'h', 1, 'K', 13, 'u',
+      'K', 14,
+      '}', '(', 'h', 0, 'K', 15, 'h', 1, 'K', 16, 'u',
+      'e', '.'};
+  static const char *const keys[] = {"a", "b", "zz", "missing"};
+  static const int64_t want_a[] = {1, 3, 6, 7, -1, 9, 12, -1, 15};
+  pv_keyset ks;
+  pv_keyset_init(&ks, keys, 4);
+  pv_arena a;
+  pv_arena_init(&a, 1 << 20);
+  const pv *root;
+  frz_error e;
+  ck_assert_int_eq(pv_from_pickle(pk, sizeof pk, "t.pkl", &a, &root, &e), FRZ_OK);
+  ck_assert_int_eq(root->type, PV_LIST);
+  ck_assert_uint_eq(root->n, 9);
+  pv_layout lay;
+  memset(&lay, 0, sizeof lay);
+  for (uint32_t k = 0; k < root->n; k++) {
+    const pv *got[4], *want[4];
+    pv_fields_cached(root->items[k], &ks, &lay, got);
+    pv_fields(root->items[k], &ks, want);
+    for (int i = 0; i < 4; i++) ck_assert_ptr_eq(got[i], want[i]);
+    int64_t v = -1;
+    if (got[0]) ck_assert_int_eq(pv_int(got[0], &v), 0);
+    ck_assert_int_eq(v, want_a[k]);
+    ck_assert_ptr_null(got[3]);
+  }
+  pv_arena_free(&a);
+}
+END_TEST
+
 START_TEST(test_scale)
 {
   size_t n = 40000, cap = n * 200 + 4096, k = 0;
@@ -525,6 +572,7 @@ static Suite *suite(void)
   tcase_add_loop_test(t, test_mutations, 0, 2);
   tcase_add_test(t, test_scale);
   tcase_add_test(t, test_pv_fields);
+  tcase_add_test(t, test_pv_fields_cached);
   suite_add_tcase(s, t);
   return s;
 }
