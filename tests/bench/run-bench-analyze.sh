@@ -53,7 +53,7 @@ calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 rm -rf "$out" && mkdir -p "$out" || exit 1
 : >"$out/results.txt"
 
-# Room for the largest set (about 19 bytes a record, pickles 450) plus margin.
+# Room for the largest set (about 19 bytes a record, pickles 123) plus margin.
 need_kib=0
 for s in $sizes; do
   r=$((${s%x*} * ${s#*x} * 24 / 1024))
