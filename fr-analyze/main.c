@@ -31,7 +31,7 @@ static void usage(FILE *o)
         "      --rank=R    details only for the communicators of global rank R\n"
         "      --color=WHEN  colour the verdict: auto (on a terminal), always, never\n"
         "      --exclude-list  print only the ranks an orchestrator could evict\n"
-        "                  (stragglers; lagging or ahead ranks of a hang), one a line\n"
+        "                  (stragglers; the root-cause ranks of a hang), one a line\n"
         "  -h, --help      display this help and exit\n"
         "  -V, --version   output version information and exit\n"
         "\n"

@@ -103,7 +103,8 @@ void keys_show_links(view *v)
     return;
   for (uint32_t i = 0; i < vd->nlinks; i++) {
     const fa_link *l = &vd->links[i];
-    fprintf(m, "missing link %d -> %d  comm %016" PRIx64 " seq %" PRIu64, l->src, l->dst,
+    char ends[64];
+    fprintf(m, "missing link %s  comm %016" PRIx64 " seq %" PRIu64, fa_link_ends(l, " -> ", ends, sizeof ends),
             v->a->comms[l->comm].id, l->seq);
     if (l->channel >= 0)
       fprintf(m, " channel %d", l->channel);

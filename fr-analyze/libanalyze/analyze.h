@@ -447,6 +447,13 @@ char *fa_report_json(const fa_analysis *a);
 const char *fa_status_name(fa_status s);        /* "hang", ... */
 const char *fa_member_state_name(fa_member_state s); /* "waiting", ... */
 
+/* A link's ends as the reports write them, arrow between them: "3->4"
+ * (global ranks, "?" unknown), or "comm rank 1->2 of rank 0" between two
+ * devices of one process (a comm made by ncclCommInitAll, or a process
+ * with several GPUs, as JAX runs), whose global ranks are the same.
+ * Returns buf. */
+const char *fa_link_ends(const fa_link *l, const char *arrow, char *buf, size_t size);
+
 /* The frame a member's data comes from, and its comm entry; NULL if none. */
 const fa_frame *fa_member_frame(const fa_analysis *a, const fa_member *m);
 const frz_comm *fa_member_comm(const fa_analysis *a, const fa_member *m);

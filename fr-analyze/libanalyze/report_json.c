@@ -134,6 +134,11 @@ static cJSON *link_obj(jctx *j, const fa_link *l)
   add(j, o, "inferred", chk(j, cJSON_CreateBool(l->inferred)));
   add(j, o, "p2p", chk(j, cJSON_CreateBool(l->p2p)));
   add(j, o, "seq", num(j, (double)l->seq));
+  if (l->src >= 0 && l->src == l->dst && l->src_comm_rank >= 0 && l->dst_comm_rank >= 0 &&
+      l->src_comm_rank != l->dst_comm_rank) { /* two devices of one process (fa_link_ends) */
+    add(j, o, "src_comm_rank", num(j, l->src_comm_rank));
+    add(j, o, "dst_comm_rank", num(j, l->dst_comm_rank));
+  }
   if (l->p2p) {
     add(j, o, "pending", str(j, l->pending_dir == FRZ_DIR_SEND ? "send" : "recv"));
     add(j, o, "counterpart_no_dump", chk(j, cJSON_CreateBool(l->counterpart_no_dump)));

@@ -114,8 +114,8 @@ static int op_args(FILE *o, const frz_record *r)
 /* One link in a list. */
 static void link_text(FILE *o, const fa_link *l)
 {
-  char b1[16], b2[16];
-  fprintf(o, "%s->%s", rk(l->src, b1), rk(l->dst, b2));
+  char b1[16], b2[16], ends[64];
+  fputs(fa_link_ends(l, "->", ends, sizeof ends), o);
   if (l->p2p) {
     int send = l->pending_dir == FRZ_DIR_SEND;
     if (l->joined)

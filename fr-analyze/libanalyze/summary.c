@@ -290,7 +290,8 @@ static void say_stopped_links(const fa_comm *c, sbuf *b)
       sb_printf(b, " and more");
       break;
     }
-    sb_printf(b, "%s %d->%d channel %d", n ? "," : "; link", l->src, l->dst, l->channel);
+    char ends[64];
+    sb_printf(b, "%s %s channel %d", n ? "," : "; link", fa_link_ends(l, "->", ends, sizeof ends), l->channel);
     if (l->state) sb_printf(b, " stopped in %s", frz_proxy_state_name(l->state));
     if (l->stalled_ns) sb_printf(b, " for %.1f s", (double)l->stalled_ns / 1e9);
     n++;
@@ -305,8 +306,9 @@ static void say_stopped_links(const fa_comm *c, sbuf *b)
       sb_printf(b, " and more");
       break;
     }
-    sb_printf(b, "%s %d->%d channel %d in %s", n ? "," : "; no sender stopped, receivers wait on link",
-              l->src, l->dst, l->channel, frz_proxy_state_name(l->state));
+    char ends[64];
+    sb_printf(b, "%s %s channel %d in %s", n ? "," : "; no sender stopped, receivers wait on link",
+              fa_link_ends(l, "->", ends, sizeof ends), l->channel, frz_proxy_state_name(l->state));
     if (l->stalled_ns) sb_printf(b, " for %.1f s", (double)l->stalled_ns / 1e9);
     n++;
   }
@@ -435,9 +437,10 @@ static int say_hang(const fa_analysis *a, sbuf *b)
           !has_rank(&w, fa_p2p_waiter(&c->links[i])) && fa_ranks_push(&w, &cap, fa_p2p_waiter(&c->links[i])))
         goto out;
     fa_ranks_sort(&w);
+    char ends[64];
     sb_printf(b, "p2p seq %llu from rank %d to rank %d on comm %s: both posted and started it, neither "
-              "completed: device or network side (link %d->%d)",
-              (unsigned long long)l->seq, l->src, l->dst, hex, l->src, l->dst);
+              "completed: device or network side (link %s)",
+              (unsigned long long)l->seq, l->src, l->dst, hex, fa_link_ends(l, "->", ends, sizeof ends));
     if (w.n) sb_printf(b, "; %s %s behind it", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w));
   } else if (c->end_unclear && !v->lagging.n) {
     /* some tore it down at the stuck seq, the others wait there, neither a minority */

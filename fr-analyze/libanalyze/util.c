@@ -163,6 +163,22 @@ char *fa_sig_text(const fa_sig *s, char *buf, size_t len)
   return buf;
 }
 
+const char *fa_link_ends(const fa_link *l, const char *arrow, char *buf, size_t size)
+{
+  if (l->src >= 0 && l->src == l->dst && l->src_comm_rank >= 0 && l->dst_comm_rank >= 0 &&
+      l->src_comm_rank != l->dst_comm_rank)
+    snprintf(buf, size, "comm rank %d%s%d of rank %d", l->src_comm_rank, arrow, l->dst_comm_rank, l->src);
+  else if (l->src >= 0 && l->dst >= 0)
+    snprintf(buf, size, "%d%s%d", l->src, arrow, l->dst);
+  else if (l->src >= 0)
+    snprintf(buf, size, "%d%s?", l->src, arrow);
+  else if (l->dst >= 0)
+    snprintf(buf, size, "?%s%d", arrow, l->dst);
+  else
+    snprintf(buf, size, "?%s?", arrow);
+  return buf;
+}
+
 const char *fa_status_name(fa_status s)
 {
   switch (s) {
