@@ -223,7 +223,8 @@ static void effective_completion(fa_comm *c)
  * the stuck one on that the member enqueued and finished none of (its host
  * went on, its device did not).  A split of one seq is what ranks dumped a
  * moment apart show in a job in flight (each dump queries its events at its
- * own time), and is no evidence. */
+ * own time), and is no evidence.  Nor is a split in a comm with a member
+ * that left no dump (it may have stopped inside the op). */
 #define FA_UNFINISHED_DEPTH 2
 
 /* Can a member finish op `op` while another member's part of it has not
@@ -245,6 +246,11 @@ static int find_unfinished(fa_analysis *a, fa_comm *c)
    * a split on their own (one side's op can finish without the other's) */
   if (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) return 0;
   if (!c->stuck || !c->npassed || !c->nwaiting || c->nlagging || c->nahead) return 0;
+  /* a member without a dump may have died inside the op after its part for
+   * some members moved and before its part for the others did (in a ring,
+   * the chunks it forwards to its successor come one after another): the
+   * members that did not finish may wait for it */
+  if (c->nno_dump) return 0;
   /* a rooted collective finishes on some members without the others: no
    * evidence of whose device stopped (the links say where it stopped) */
   for (int32_t r = 0; r < c->size; r++) {

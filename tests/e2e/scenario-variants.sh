@@ -15,7 +15,7 @@ fr_tmpdir
 for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
   v-root-mismatch-split v-dies-rank0-w4 v-straggler-w4 v-kernel-stall-w4 \
   v-p2p-chain-w3 v-p2p-chain-w5 v-pp-dp-cascade v-ring-exchange v-sleep-2nd-comm \
-  v-order-stream-w2 v-order-stream-w4; do
+  v-order-stream-w2 v-order-stream-w4 v-crash-mid-ring-w5; do
   run_case "$name"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   echo "$name: ok"
