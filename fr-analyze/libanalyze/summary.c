@@ -586,9 +586,14 @@ static int say_hang(const fa_analysis *a, sbuf *b)
           goto out;
       }
     fa_ranks_sort(&w);
-    sb_printf(b, "%s %s in p2p operations on comm %s that %s never posted (%u missing link%s)",
-              ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2), nl,
-              nl == 1 ? "" : "s");
+    if (v->lagging.n)
+      sb_printf(b, "%s %s in p2p operations on comm %s that %s never posted (%u missing link%s)",
+                ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2),
+                nl, nl == 1 ? "" : "s");
+    else /* the peers are comm ranks no dump places: members without a dump */
+      sb_printf(b, "%s %s in p2p operations on comm %s that no member with a dump posted (%u missing "
+                "link%s; %u member(s) left no dump)", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, nl,
+                nl == 1 ? "" : "s", c->nno_dump);
   }
   if (say_other_roots(a, b)) goto out;
   rc = say_exited(a, &v->lagging, b);
