@@ -473,18 +473,31 @@ static int torn_at_stuck(const fa_analysis *a, const fa_comm *c, const fa_member
   return at && fa_is_teardown(at->op) && m->last_enqueued >= (int64_t)c->stuck_seq;
 }
 
+/* Did lagging member m abort or destroy comm c (unsequenced, before the
+ * stuck seq) without having waited for anything, and with no async error
+ * NCCL reported on it: an end of its work, early or not? */
+static int torn_before(const fa_analysis *a, const fa_member *m)
+{
+  const frz_comm *fc = fa_member_comm(a, m);
+  return m->state == FA_MEMBER_LAGGING && !m->behind && fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_DESTROYED)) &&
+         !(fc->flags & FRZ_CF_ASYNC_ERROR) && !fa_gave_up(&a->frames[m->frame].dump, 0);
+}
+
 static void left_or_gone(const fa_analysis *a, fa_comm *c)
 {
   if (!c->stuck || c->nahead || !(c->nwaiting + c->npassed)) return;
-  /* those that tore it down at the stuck seq left it only as a minority,
-   * counting every member without a dump as one of them: else the others
-   * may as well have run past the end of their work (find_ahead, which
-   * counts the same members on the other side, found no minority there
-   * either).  In a comm of two, where find_ahead never finds anyone
-   * ahead, the one that tore it down left it. */
+  /* those that tore it down at the stuck seq, or before it without having
+   * waited, left it only as a minority, counting every member without a
+   * dump as one of them: else the others may as well have run past the
+   * end of their work (find_ahead, which counts the same members on the
+   * other side, found no minority there either).  In a comm of two, where
+   * find_ahead never finds anyone ahead, the one that tore it down left
+   * it. */
   uint32_t torn = 0;
-  for (int32_t r = 0; r < c->size; r++)
-    if (c->members[r].rank >= 0 && !c->members[r].counters_unknown && torn_at_stuck(a, c, &c->members[r])) torn++;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank >= 0 && !m->counters_unknown && (torn_at_stuck(a, c, m) || torn_before(a, m))) torn++;
+  }
   int minority = c->size < 3 || 2 * (torn + (uint32_t)c->size - c->npresent) < (uint32_t)c->size;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
@@ -494,6 +507,11 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
     const frz_comm *fc = fa_member_comm(a, m);
     if (torn_at_stuck(a, c, m) && !minority) {
       m->shut = 1; /* it ended its work there, or early: not told */
+      c->end_unclear = 1;
+    } else if (torn_before(a, m) && !minority) {
+      m->state = FA_MEMBER_IDLE; /* the same, before the stuck seq */
+      m->shut = 1;
+      c->nlagging--;
       c->end_unclear = 1;
     } else if (torn_at_stuck(a, c, m)) {
       m->state = FA_MEMBER_LAGGING;

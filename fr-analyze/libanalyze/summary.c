@@ -8,161 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-/* ---- a growing string ------------------------------------------------------- */
-
-typedef struct sbuf {
-  char *s;
-  size_t n, cap;
-  int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-  if (b->oom) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if (b->n + (size_t)n + 1 > b->cap) {
-    size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)n;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->n += (size_t)n;
-}
-
-/* "rank 5" or "ranks 0-4,6-7" into buf. */
-static const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len)
-{
-  char set[160];
-  fa_format_ranks(r->v, r->n, set, sizeof set);
-  snprintf(buf, len, "%s %s", r->n == 1 ? "rank" : "ranks", set);
-  return buf;
-}
-
-/* Why ranks r left no dump, as the announcements tell (nothing when no
- * process of the job announced itself): "; rank 5 was running (...)". */
-static void say_no_dump(const fa_analysis *a, const fa_ranks *r, sbuf *b)
-{
-  fa_ranks yes, no;
-  char p[200], host[FRZ_HOST_MAX * 4];
-  if (fa_alive_split(a, r, &yes, &no) != 0) {
-    b->oom = 1;
-    return;
-  }
-  const frz_alive *x = yes.n == 1 ? fa_alive_of(a, yes.v[0]) : NULL;
-  if (x)
-    sb_printf(b, "; %s was running and never exited cleanly (pid %u on host %s announced itself): killed, "
-              "or unable to write a dump", ranks_phrase(&yes, p, sizeof p), x->pid,
-              x->host[0] ? fa_sanitize(x->host, host, sizeof host) : "?");
-  else if (yes.n)
-    sb_printf(b, "; %s were running and never exited cleanly (their recorders announced them): killed, or "
-              "unable to write a dump", ranks_phrase(&yes, p, sizeof p));
-  if (no.n)
-    sb_printf(b, "; %s never announced %s: never created a communicator with the recorder loaded, or "
-              "exited cleanly", ranks_phrase(&no, p, sizeof p), no.n == 1 ? "itself" : "themselves");
-  fa_ranks_free(&yes);
-  fa_ranks_free(&no);
-}
-
-/* Are all of c's lagging members ones that left it (how 1) or whose process
- * ended with the op in flight (how 2)? */
-static int lagging_all(const fa_comm *c, int how)
-{
-  uint32_t n = 0;
-  for (int32_t r = 0; r < c->size; r++) {
-    const fa_member *m = &c->members[r];
-    if (m->state != FA_MEMBER_LAGGING) continue;
-    if (how == 1 ? !m->left : !m->gone) return 0;
-    n++;
-  }
-  return n > 0;
-}
-
-/* Does some process hold several comm ranks of c (CommInitAll)? */
-static int several_per_process(const fa_comm *c)
-{
-  for (int32_t r = 0; r < c->size; r++)
-    for (int32_t q = r + 1; q < c->size && q < r + 64; q++)
-      if (c->members[r].rank >= 0 && c->members[r].rank == c->members[q].rank) return 1;
-  return 0;
-}
-
-/* "comm ranks 0 (device 0), 2 (device 2) of rank 0" for c's members in
- * state s (at most 4 named). */
-static const char *comm_ranks_phrase(const fa_analysis *a, const fa_comm *c, fa_member_state s, char *buf,
-                                     size_t len)
-{
-  size_t at = 0;
-  uint32_t n = 0;
-  int32_t g = -2;
-  buf[0] = '\0';
-  for (int32_t r = 0; r < c->size; r++) n += c->members[r].state == s;
-  at += (size_t)snprintf(buf, len, "comm rank%s ", n == 1 ? "" : "s");
-  uint32_t k = 0;
-  for (int32_t r = 0; r < c->size && at < len; r++) {
-    const fa_member *m = &c->members[r];
-    if (m->state != s) continue;
-    if (k == 4) {
-      at += (size_t)snprintf(buf + at, len - at, ", ...");
-      break;
-    }
-    const frz_comm *fc = fa_member_comm(a, m);
-    if (fc && fc->cuda_device >= 0)
-      at += (size_t)snprintf(buf + at, len - at, "%s%d (device %d)", k ? ", " : "", r, fc->cuda_device);
-    else
-      at += (size_t)snprintf(buf + at, len - at, "%s%d", k ? ", " : "", r);
-    g = g == -2 || g == m->global_rank ? m->global_rank : -1;
-    k++;
-  }
-  if (at < len && g >= 0) snprintf(buf + at, len - at, " of rank %d", g);
-  return buf;
-}
-
-/* "comm rank 1, one of ranks 1-2, which never called its creation" for
- * the unplaced members of a comm that never formed; 0 when there are none. */
-static int say_candidates(const fa_comm *c, sbuf *b)
-{
-  int n = 0;
-  for (int32_t r = 0; r < c->size; r++) {
-    const fa_member *m = &c->members[r];
-    if (m->state != FA_MEMBER_NO_DUMP || m->global_rank >= 0 || !m->ncand) continue;
-    char set[160];
-    fa_format_ranks(m->cand, m->ncand, set, sizeof set);
-    sb_printf(b, "%scomm rank %d (one of ranks %s)", n++ ? ", " : "", r, set);
-  }
-  if (n) sb_printf(b, ", which never called its creation (the comm never formed)");
-  return n;
-}
-
-/* "waits" after one rank, "wait" after several. */
-static const char *wait_verb(const fa_ranks *r) { return r->n == 1 ? "waits" : "wait"; }
-
-/* "AllReduce seq 37" for comm c, or "collective seq 37" when unknown. */
-static const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf,
-                             size_t len)
-{
-  const frz_dump *d;
-  const frz_record *r = fa_comm_record_in(a, c, seq, &d);
-  char nm[FRZ_PT_NAME_MAX];
-  snprintf(buf, len, "%s seq %llu", r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "collective",
-           (unsigned long long)seq);
-  return buf;
-}
-
+#include "summary.h"
 
 /* ---- summary ------------------------------------------------------------------- */
 
@@ -443,7 +289,7 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               (unsigned long long)l->seq, l->src, l->dst, hex, fa_link_ends(l, "->", ends, sizeof ends));
     if (w.n) sb_printf(b, "; %s %s behind it", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w));
   } else if (c->end_unclear && !v->lagging.n) {
-    /* some tore it down at the stuck seq, the others wait there, neither a minority */
+    /* some tore it down at (or before) the stuck seq, the others wait there, neither a minority */
     uint32_t cap = 0;
     for (int32_t r = 0; r < c->size; r++)
       if (c->members[r].shut && c->members[r].global_rank >= 0 &&
@@ -451,9 +297,11 @@ static int say_hang(const fa_analysis *a, sbuf *b)
         goto out;
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
-    sb_printf(b, "%s tore comm %s down at seq %llu after completing all %s ops there, while %s %s in %s",
-              ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq, o.n == 1 ? "its" : "their",
-              ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
+    const char *where = torn_where(c, &o);
+    sb_printf(b, "%s tore comm %s down %s seq %llu after completing all %s ops%s, while %s %s in %s",
+              ranks_phrase(&o, p1, sizeof p1), hex, where, (unsigned long long)c->stuck_seq,
+              o.n == 1 ? "its" : "their", strcmp(where, "at") ? "" : " there", ranks_phrase(&w, p2, sizeof p2),
+              wait_verb(&w), op);
     if (c->nno_dump) sb_printf(b, " (%u member(s) left no dump)", c->nno_dump);
     sb_printf(b, ": either %s ran past the end of the others' work or %s ended early; the dumps cannot "
               "tell which", ranks_phrase(&w, p2, sizeof p2), ranks_phrase(&o, p1, sizeof p1));
@@ -528,8 +376,8 @@ static int say_hang(const fa_analysis *a, sbuf *b)
     } else if (c->nlagging && lagging_all(c, 1)) {
       if (fa_comm_ranks(c, FA_MEMBER_LAGGING, &o)) goto out;
       if (w.n) {
-        sb_printf(b, "%s tore comm %s down (at seq %llu) while %s %s in %s there",
-                  ranks_phrase(&o, p1, sizeof p1), hex, (unsigned long long)c->stuck_seq,
+        sb_printf(b, "%s tore comm %s down (%s seq %llu) while %s %s in %s there",
+                  ranks_phrase(&o, p1, sizeof p1), hex, torn_where(c, &o), (unsigned long long)c->stuck_seq,
                   ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
         say_async_errors(a, &o, b);
       } else { /* the others completed the op it cut off and wait in a later one */
