@@ -174,6 +174,7 @@ AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
 # `make check-random`: more random hung jobs than make check runs
 # (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED).
 EXTRA_DIST += tests/random-hangs tests/random-hangs.md
+EXTRA_DIST += tests/device/run-gpu-check.sh tests/device/torch_job.py
 check-random: all tests/run-scenario tests/json-expect
 	FR_RUN_SCENARIO=$(abs_top_builddir)/tests/run-scenario python3 $(top_srcdir)/tests/random-hangs \
 	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
