@@ -360,21 +360,6 @@ int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id)
   return 0;
 }
 
-/* Is idle member m done with the comm: its process ended (its latest dump
- * written at exit or on a fatal signal) or it tore the comm down?  One
- * alive and idle (its dump asked for by the hang) may yet come: a host wait
- * (a data loader, I/O) before the op, not the end of its work.  A PyTorch
- * dump does not tell: taken as done. */
-static int finished(const fa_analysis *a, const fa_member *m)
-{
-  const fa_frame *f = &a->frames[m->frame];
-  if (f->dump.pt) return 1;
-  uint32_t t = f->dump.process.trigger;
-  const frz_comm *fc = &f->dump.comms[m->entry];
-  return t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH ||
-         (fc->flags & (FRZ_CF_DESTROYED | FRZ_CF_FINALIZED | FRZ_CF_ABORTED));
-}
-
 /* A minority of members past a point where every other member (all with
  * dumps) is idle and done with the comm is ahead (there, or queued there
  * on its stream behind its own p2p ops or another comm's), and the others
@@ -382,10 +367,10 @@ static int finished(const fa_analysis *a, const fa_member *m)
  * minority ran on (one rank alone, or several: a step count that differs
  * by rank).  Half or more past (counting members without a dump, which may
  * be) is not told apart from the others having ended early. */
-static int past_there(const fa_member *m)
+static int past_there(const fa_analysis *a, const fa_comm *c, const fa_member *m)
 {
   return m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_PASSED ||
-         (m->state == FA_MEMBER_LAGGING && m->behind);
+         (m->state == FA_MEMBER_LAGGING && (m->behind || fa_p2p_past_end(a, c, m)));
 }
 
 static void find_ahead(const fa_analysis *a, fa_comm *c)
@@ -394,10 +379,11 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   uint32_t past = 0, unseen = 0, pt = 0; /* (members without a dump may be past too) */
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->rank < 0) unseen++;
+    if (m->rank < 0 && m->absent && fa_rank_done(a, fa_find_rank(a, m->global_rank))) continue;
+    if (m->rank < 0) unseen++; /* (an absent rank whose work ended above is done: idle) */
     else if (m->counters_unknown) return;
-    else if (past_there(m)) past++;
-    else if (m->last_completed != m->last_enqueued || !finished(a, m)) return;
+    else if (past_there(a, c, m)) past++;
+    else if (m->last_completed != m->last_enqueued || !fa_member_done(a, m)) return;
     else pt += a->frames[m->frame].dump.pt != NULL;
   }
   if (!past || 2 * (past + unseen) >= (uint32_t)c->size) return;
@@ -406,7 +392,9 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   if (pt && past + unseen > 1) return;
   for (int32_t r = 0; r < c->size; r++)
     if (c->members[r].rank >= 0)
-      c->members[r].state = past_there(&c->members[r]) ? FA_MEMBER_AHEAD : FA_MEMBER_IDLE;
+      c->members[r].state = past_there(a, c, &c->members[r]) ? FA_MEMBER_AHEAD : FA_MEMBER_IDLE;
+    else if (c->members[r].absent)
+      c->members[r].state = FA_MEMBER_IDLE; /* it ended its work without creating the comm */
   c->nwaiting = c->npassed = c->nlagging = 0;
   c->nahead = past;
 }
@@ -494,11 +482,14 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
    * find_ahead never finds anyone ahead, the one that tore it down left
    * it. */
   uint32_t torn = 0;
+  int ends_there = 0; /* a comm of the same split ended where they tore this one down */
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->rank >= 0 && !m->counters_unknown && (torn_at_stuck(a, c, m) || torn_before(a, m))) torn++;
+    if (m->rank < 0 || m->counters_unknown) continue;
+    if (torn_at_stuck(a, c, m)) torn++, ends_there |= fa_sibling_ended_at(a, c, m, (int64_t)c->stuck_seq);
+    else if (torn_before(a, m)) torn++, ends_there |= fa_sibling_ended_at(a, c, m, m->last_enqueued);
   }
-  int minority = c->size < 3 || 2 * (torn + (uint32_t)c->size - c->npresent) < (uint32_t)c->size;
+  int minority = !ends_there && (c->size < 3 || 2 * (torn + (uint32_t)c->size - c->npresent) < (uint32_t)c->size);
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
     if (m->rank < 0 || m->counters_unknown) continue;

@@ -113,6 +113,21 @@ int fa_gave_up(const frz_dump *d, uint64_t id);
 int fa_waited_to_end(const frz_dump *d, const frz_record *r);
 /* Did it so for any record of d? */
 int fa_ended_waiting(const frz_dump *d);
+/* Where work ended (ends.c).  Is member m done with its comm: its process
+ * ended (latest dump at exit or on a fatal signal) or it tore the comm
+ * down?  A PyTorch dump is taken as done. */
+int fa_member_done(const fa_analysis *a, const fa_member *m);
+/* Is lagging member m of c behind only the others' teardown, with p2p ops
+ * of its on c in flight one p2p seq past where every member that tore c
+ * down ended (all at one p2p seq)? */
+int fa_p2p_past_end(const fa_analysis *a, const fa_comm *c, const fa_member *m);
+/* Did every member of another comm of m's split (same parent and size, all
+ * with dumps) tear it down at seq s after the ops m ran on c before s? */
+int fa_sibling_ended_at(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t s);
+/* Did the process of rank index k end (its latest dump written at exit),
+ * every comm it held torn down, nothing in flight, without having given up
+ * waiting: the end of its work? */
+int fa_rank_done(const fa_analysis *a, int32_t k);
 /* When the reaction holding teardown record k began: the enqueue time
  * (monotonic ns) of the first of the run of teardown records (aborts,
  * destroys, finalizes) that holds k (react.c). */

@@ -3,7 +3,8 @@
  *
  * Every member joined the op, none completed it: "all joined" would blame
  * the device or the network.  But when some members gave up (a watchdog's
- * abort: react.c reads their dumps as of then) and another entered the op
+ * abort: react.c reads their dumps as of then; or a process that ended
+ * after waiting, PyTorch's default watchdog) and another entered the op
  * only after the last of them had, the op could never complete: they had
  * left it before it came.  It is the straggler whose lateness made them
  * time out, the root cause.  Times are wall clocks (each dump's anchors,
@@ -27,6 +28,18 @@ static int64_t wall(const fa_analysis *a, const fa_member *m, uint64_t t)
   return (int64_t)(p->anchor_realtime_ns + (t - p->anchor_monotonic_ns)) - a->ranks[m->rank].clock_offset_ns;
 }
 
+/* When member m's process gave up on the op (CLOCK_MONOTONIC ns): the
+ * start of its reaction (a watchdog's abort or destroy, react.c), or, for
+ * one that ended after its op had waited FA_GAVE_UP_NS without tearing
+ * anything down (PyTorch's default watchdog: dump, then SIGABRT), the time
+ * of its last dump; 0 when it did not give up. */
+static uint64_t gave_up_at(const fa_analysis *a, const fa_member *m)
+{
+  const fa_frame *f = &a->frames[m->frame];
+  if (f->reaction_ns) return f->reaction_ns;
+  return fa_ended_waiting(&f->dump) ? f->dump.process.frame_time_ns : 0;
+}
+
 int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_ranks *left, int64_t *by_ns)
 {
   memset(late, 0, sizeof *late);
@@ -42,7 +55,7 @@ int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_rank
     const char *h = f->dump.process.host;
     if (!host) host = h;
     else if (strcmp(host, h)) hosts = 2;
-    if (f->reaction_ns) nleft++;
+    if (gave_up_at(a, m)) nleft++;
   }
   if (!nleft) return 0;
   int64_t margin = hosts > 1 ? LATE_MARGIN_HOSTS_NS : LATE_MARGIN_ONE_HOST_NS;
@@ -58,8 +71,8 @@ int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_rank
     int others = 0;
     for (int32_t q = 0; q < c->size; q++) {
       const fa_member *o = &c->members[q];
-      if (q == r || o->rank < 0 || o->frame < 0 || !a->frames[o->frame].reaction_ns) continue;
-      int64_t t = wall(a, o, a->frames[o->frame].reaction_ns);
+      if (q == r || o->rank < 0 || o->frame < 0 || !gave_up_at(a, o)) continue;
+      int64_t t = wall(a, o, gave_up_at(a, o));
       if (!others++ || t > last_left) last_left = t;
     }
     if (!others || w <= last_left + margin) continue;
@@ -69,7 +82,7 @@ int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_rank
   /* those it came after: the members that gave up, the late ones aside */
   for (int32_t r = 0; late->n && r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->rank < 0 || m->frame < 0 || !a->frames[m->frame].reaction_ns) continue;
+    if (m->rank < 0 || m->frame < 0 || !gave_up_at(a, m)) continue;
     int is_late = 0;
     for (uint32_t i = 0; i < late->n; i++) is_late |= late->v[i] == m->global_rank;
     if (!is_late && fa_ranks_push(left, &cl, m->global_rank)) return -1;

@@ -306,19 +306,36 @@ static int say_hang(const fa_analysis *a, sbuf *b)
     sb_printf(b, ": either %s ran past the end of the others' work or %s ended early; the dumps cannot "
               "tell which", ranks_phrase(&w, p2, sizeof p2), ranks_phrase(&o, p1, sizeof p1));
   } else if (v->late.n) {
-    sb_printf(b, "%s entered %s on comm %s %.1f s after %s had given up on it (aborted the comm): %s "
-              "came too late", ranks_phrase(&v->late, p1, sizeof p1), op, hex, (double)v->late_by_ns / 1e9,
-              ranks_phrase(&v->late_left, p2, sizeof p2), v->late.n == 1 ? "it" : "they");
+    int aborted = 0, ended = 0; /* how they gave up: a reaction (react.c), or their processes ended */
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].frame >= 0 && has_rank(&v->late_left, c->members[r].global_rank))
+        *(a->frames[c->members[r].frame].reaction_ns ? &aborted : &ended) = 1;
+    sb_printf(b, "%s entered %s on comm %s %.1f s after %s had given up on it (%s): %s came too late",
+              ranks_phrase(&v->late, p1, sizeof p1), op, hex, (double)v->late_by_ns / 1e9,
+              ranks_phrase(&v->late_left, p2, sizeof p2),
+              !ended ? "aborted the comm" : aborted ? "aborted the comm, or ended after waiting" : "ended after waiting",
+              v->late.n == 1 ? "it" : "they");
   } else if (v->all_joined) {
     sb_printf(b, "all joined, not completed: device or network side (%s on comm %s, %u rank%s waiting)",
               op, hex, c->nwaiting, c->nwaiting == 1 ? "" : "s");
     say_stopped_links(c, b);
+  } else if (v->ahead.n && !strcmp(torn_where(c, &v->ahead), "before") && c->nlinks) {
+    /* ahead in p2p ops, behind the others only in their teardown (p2p_past_end) */
+    if (fa_comm_ranks(c, FA_MEMBER_IDLE, &o)) goto out;
+    sb_printf(b, "%s %s ahead: %s p2p operations on comm %s wait alone (%u missing link%s), while %s tore it "
+              "down after completing all %s ops and %s idle", ranks_phrase(&v->ahead, p1, sizeof p1),
+              v->ahead.n == 1 ? "is" : "are", v->ahead.n == 1 ? "its" : "their", hex, c->nlinks,
+              c->nlinks == 1 ? "" : "s", ranks_phrase(&o, p2, sizeof p2), o.n == 1 ? "its" : "their",
+              o.n == 1 ? "is" : "are");
   } else if (v->ahead.n) {
     if (fa_comm_ranks(c, FA_MEMBER_IDLE, &o)) goto out;
-    sb_printf(b, "%s %s ahead: %s %s on comm %s %s, while %s completed seq %lld and %s idle",
+    char done[64];
+    if (c->last_completed >= 0) snprintf(done, sizeof done, "completed seq %lld", (long long)c->last_completed);
+    else snprintf(done, sizeof done, "never created the comm, ended %s work", o.n == 1 ? "its" : "their");
+    sb_printf(b, "%s %s ahead: %s %s on comm %s %s, while %s %s and %s idle",
               ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are",
               v->ahead.n == 1 ? "it entered" : "they entered", op, hex, v->ahead.n == 1 ? "alone" : "without the others",
-              ranks_phrase(&o, p2, sizeof p2), (long long)c->last_completed, o.n == 1 ? "is" : "are");
+              ranks_phrase(&o, p2, sizeof p2), done, o.n == 1 ? "is" : "are");
   } else if (v->unfinished.n && !c->npassed) { /* an async error NCCL reported */
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "NCCL reported an async error on comm %s to %s during %s (%s own network or device side "

@@ -110,7 +110,8 @@ static void not_ahead(fa_analysis *a)
     int all_wait = 1;
     for (int32_t r = 0; r < c->size && all_wait; r++) {
       const fa_member *m = &c->members[r];
-      if (m->state == FA_MEMBER_IDLE && m->rank >= 0 && a->ranks[m->rank].wait_comm < 0) all_wait = 0;
+      if (m->state == FA_MEMBER_IDLE && (m->absent || (m->rank >= 0 && a->ranks[m->rank].wait_comm < 0)))
+        all_wait = 0; /* (an absent member idle here ended its work: it waits nowhere) */
     }
     if (!all_wait) continue;
     c->nahead = 0;
@@ -508,6 +509,15 @@ int fa_verdict_build(fa_analysis *a)
   }
   for (uint32_t i = 0; i < v->ahead.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
+  /* ... and the members ahead in every other comm: a hang of its own, whose
+   * waits end at them (the others there are done), beside this one */
+  for (uint32_t ci = 0; v->comm >= 0 && ci < a->ncomms; ci++)
+    for (int32_t r = 0; (int32_t)ci != v->comm && a->comms[ci].nahead && r < a->comms[ci].size; r++) {
+      const fa_member *m = &a->comms[ci].members[r];
+      if (m->state == FA_MEMBER_AHEAD && m->global_rank >= 0 &&
+          fa_ranks_push(&v->root_cause, &cap_r, m->global_rank))
+        return -1;
+    }
   /* the ranks of a cycle are its cause, unless a mismatch with a culprit
    * made it (the calls that differ come first) */
   int culprit = v->mismatch_comm >= 0 && a->comms[v->mismatch_comm].mismatch.culprit >= 0;
