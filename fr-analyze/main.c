@@ -14,7 +14,8 @@
 
 static void usage(FILE *o)
 {
-  fputs("Usage: fr-analyze [--json] [-o FILE] [--comm=ID] [--rank=R] [--color=WHEN] PATH...\n"
+  fputs("Usage: fr-analyze [--json | --exclude-list] [-o FILE] [--input-format=FMT] [--comm=ID]\n"
+        "                  [--rank=R] [--color=WHEN] PATH...\n"
         "Merge the flightrec dumps of every rank of a job and diagnose the hang.\n"
         "\n"
         "PATH is a dump directory (every regular file in it is read) or a dump\n"
@@ -36,7 +37,8 @@ static void usage(FILE *o)
         "  -V, --version   output version information and exit\n"
         "\n"
         "Exit status: 0 if no problem was found, 1 if a problem was diagnosed,\n"
-        "2 if no dump could be used or on a usage error.\n",
+        "2 if no dump could be used, nothing could be analysed (an inconclusive\n"
+        "verdict), or on a usage error.\n",
         o);
 }
 

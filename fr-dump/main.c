@@ -20,7 +20,7 @@ enum { OUT_TEXT, OUT_JSON, OUT_TRACE, OUT_CHECK };
 
 static void usage(FILE *o)
 {
-  fputs("Usage: fr-dump [--json | --format=FMT | --check] [--input-format=IN] PATH...\n"
+  fputs("Usage: fr-dump [--json | --format=FMT | --check] [--input-format=IN] [-o FILE] PATH...\n"
         "  or:  fr-dump --trigger DIR [--reason TEXT]\n"
         "Print flightrec dump files as text, JSON or a Chrome trace, check them, or\n"
         "ask every rank of a live job to dump by creating the trigger file DIR/TRIGGER.\n"

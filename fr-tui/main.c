@@ -24,7 +24,7 @@ static void usage(FILE *out)
           "      --stacks     start with the selected rank's stack pane (key t)\n"
           "      --stack-classes  start with the stack classes (key T)\n"
           "      --cols C     batch screen width (default 100)\n"
-          "      --rows R     batch screen height (default 30)\n"
+          "      --rows R     batch screen height, 20 or more (default 30)\n"
           "  -h, --help       display this help and exit\n"
           "  -V, --version    output version information and exit\n"
           "\n"

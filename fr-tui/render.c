@@ -78,8 +78,8 @@ static void draw_comm_line(const view *v, tgrid *g, int r)
   char line[1024];
   size_t n = 0;
 #define ADD_(...) (n += (size_t)snprintf(line + n, n < sizeof line ? sizeof line - n : 0, __VA_ARGS__))
-  ADD_("comm %016" PRIx64 " (%d/%u)  %d ranks  seqs %" PRId64 "..%" PRId64, c->id, v->comm + 1, v->a->ncomms,
-       c->size, v->seq_lo, v->seq_hi);
+  ADD_("comm %016" PRIx64 " (%d/%u)  %d rank%s  seqs %" PRId64 "..%" PRId64, c->id, v->comm + 1, v->a->ncomms,
+       c->size, c->size == 1 ? "" : "s", v->seq_lo, v->seq_hi);
   if (c->stuck)
     ADD_("  stuck seq %" PRIu64, c->stuck_seq);
   if (c->has_mismatch && n < sizeof line)
