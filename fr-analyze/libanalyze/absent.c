@@ -1,5 +1,7 @@
 /* absent.c — communicators that never formed: which comm ranks arrived in
- * the creation call, and which global ranks never called it.
+ * the creation call, and which global ranks never called it; and, in a
+ * split that keeps the global order, which ranks its members without a
+ * dump are.
  *
  * A comm is created by all of its members in one call (ncclCommInitRank and
  * its kin from a unique id; NCCL returns only once every comm rank has
@@ -194,4 +196,44 @@ int fa_absent_members(fa_analysis *a)
     if (c->unformed && c->npresent < (uint32_t)c->size && place(a, c)) return -1;
   }
   return 0;
+}
+
+/* Members without a dump of a formed comm c created by a split in which
+ * every member with a dump passed its global rank as key: NCCL orders a
+ * split's members by key, so comm ranks grow with global ranks, and the
+ * members between two known comm ranks are ranks without a dump between
+ * theirs.  Where a gap holds exactly as many of those as members, they are
+ * those, in order. */
+static void place_in_order(fa_analysis *a, fa_comm *c)
+{
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_comm *fc = m->rank >= 0 ? fa_member_comm(a, m) : NULL;
+    if (m->rank >= 0 && (!fc || !(fc->flags & FRZ_CF_SPLIT) || fc->split_key != m->global_rank)) return;
+  }
+  const fa_ranks *miss = &a->ranks_missing;
+  int32_t lo = -1; /* the global rank of the last known member */
+  for (int32_t r = 0; r <= c->size; r++) {
+    if (r < c->size && c->members[r].global_rank < 0) continue;
+    int32_t hi = r < c->size ? c->members[r].global_rank : INT32_MAX, first = r - 1;
+    while (first >= 0 && c->members[first].global_rank < 0) first--;
+    uint32_t k = (uint32_t)(r - first - 1), n = 0, at = 0; /* members in the gap, candidates */
+    for (uint32_t i = 0; i < miss->n; i++)
+      if (miss->v[i] > lo && miss->v[i] < hi && !n++) at = i;
+    if (k && n == k)
+      for (uint32_t j = 0; j < k; j++) {
+        fa_member *u = &c->members[first + 1 + (int32_t)j];
+        u->global_rank = miss->v[at + j];
+        u->global_inferred = 1;
+      }
+    lo = hi;
+  }
+}
+
+void fa_place_members_in_order(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_comm *c = &a->comms[ci];
+    if (!c->unformed && c->npresent && c->npresent < (uint32_t)c->size) place_in_order(a, c);
+  }
 }

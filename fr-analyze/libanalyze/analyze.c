@@ -387,6 +387,14 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
     else pt += a->frames[m->frame].dump.pt != NULL;
   }
   if (!past || 2 * (past + unseen) >= (uint32_t)c->size) return;
+  /* not where another comm of the split shows the work going on past the
+   * seq where the others tore this one down (they ended early: left_or_gone) */
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_record *e = m->rank >= 0 && m->state == FA_MEMBER_IDLE && m->last_enqueued >= 1
+                              ? fa_member_record(a, m, (uint64_t)m->last_enqueued) : NULL;
+    if (e && fa_is_teardown(e->op) && fa_sibling_end(a, c, m, m->last_enqueued) > m->last_enqueued) return;
+  }
   /* a PyTorch dump is only taken as done (it does not say): one member
    * alone past the others, not several (they may be a side of its own) */
   if (pt && past + unseen > 1) return;
@@ -486,8 +494,10 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->rank < 0 || m->counters_unknown) continue;
-    if (torn_at_stuck(a, c, m)) torn++, ends_there |= fa_sibling_ended_at(a, c, m, (int64_t)c->stuck_seq);
-    else if (torn_before(a, m)) torn++, ends_there |= fa_sibling_ended_at(a, c, m, m->last_enqueued);
+    if (torn_at_stuck(a, c, m))
+      torn++, ends_there |= fa_sibling_end(a, c, m, (int64_t)c->stuck_seq) == (int64_t)c->stuck_seq;
+    else if (torn_before(a, m))
+      torn++, ends_there |= fa_sibling_end(a, c, m, m->last_enqueued) == m->last_enqueued;
   }
   int minority = !ends_there && (c->size < 3 || 2 * (torn + (uint32_t)c->size - c->npresent) < (uint32_t)c->size);
   for (int32_t r = 0; r < c->size; r++) {

@@ -72,6 +72,11 @@ int fa_model_build(fa_analysis *a);        /* model.c: ranks, comms, members */
 /* absent.c: the members of comms that never formed that never called the
  * creation (fa_member.absent, .cand; fa_comm.unformed, .nabsent). */
 int fa_absent_members(fa_analysis *a);
+/* absent.c: the global ranks of members without a dump of formed comms
+ * whose split keeps the global order (every key a global rank), where the
+ * ranks without a dump between two known members are as many as the
+ * members there (fa_member.global_rank, .global_inferred). */
+void fa_place_members_in_order(fa_analysis *a);
 /* absent.c: set fa_comm.unformed (before the members are placed). */
 void fa_mark_unformed(fa_analysis *a);
 /* instances.c: the claims of one comm id (n claims: frame, entry, global
@@ -121,9 +126,10 @@ int fa_member_done(const fa_analysis *a, const fa_member *m);
  * of its on c in flight one p2p seq past where every member that tore c
  * down ended (all at one p2p seq)? */
 int fa_p2p_past_end(const fa_analysis *a, const fa_comm *c, const fa_member *m);
-/* Did every member of another comm of m's split (same parent and size, all
- * with dumps) tear it down at seq s after the ops m ran on c before s? */
-int fa_sibling_ended_at(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t s);
+/* The seq where another comm of m's split (same parent and size) ended,
+ * every member of it with a dump having torn it down there after the ops m
+ * ran on c before seq upto; -1 none. */
+int64_t fa_sibling_end(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t upto);
 /* Did the process of rank index k end (its latest dump written at exit),
  * every comm it held torn down, nothing in flight, without having given up
  * waiting: the end of its work? */

@@ -40,6 +40,20 @@ static uint64_t gave_up_at(const fa_analysis *a, const fa_member *m)
   return fa_ended_waiting(&f->dump) ? f->dump.process.frame_time_ns : 0;
 }
 
+/* Was member m inside an NCCL op other than `stuck` (collective or p2p,
+ * entered by wall time t and not completed before it) at wall time t? */
+static int in_nccl_at(const fa_analysis *a, const fa_member *m, const frz_record *stuck, int64_t t)
+{
+  const frz_dump *d = &a->frames[m->frame].dump;
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *x = &d->records[i];
+    if (x == stuck || (x->kind != FRZ_KIND_COLL && x->kind != FRZ_KIND_P2P) || !x->t_enqueue_ns) continue;
+    if (wall(a, m, x->t_enqueue_ns) > t) continue;
+    if (x->state != FRZ_STATE_COMPLETED || (x->t_complete_ns && wall(a, m, x->t_complete_ns) >= t)) return 1;
+  }
+  return 0;
+}
+
 int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_ranks *left, int64_t *by_ns)
 {
   memset(late, 0, sizeof *late);
@@ -60,22 +74,34 @@ int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_rank
   if (!nleft) return 0;
   int64_t margin = hosts > 1 ? LATE_MARGIN_HOSTS_NS : LATE_MARGIN_ONE_HOST_NS;
   uint32_t cap = 0, cl = 0;
-  /* who entered the op after every other member that gave up had given up
-   * (its own watchdog may have given up later: every rank of a job has one) */
+  /* the first give-up; the members on time entered the op before it (the
+   * others' own watchdogs gave up later, and do not count); the last of the
+   * on-time members' give-ups */
+  int64_t first = 0, last_left = 0;
+  int any = 0, others = 0;
   for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *o = &c->members[r];
+    if (o->rank < 0 || o->frame < 0 || !gave_up_at(a, o)) continue;
+    int64_t t = wall(a, o, gave_up_at(a, o));
+    if (!any++ || t < first) first = t;
+  }
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *o = &c->members[r];
+    const frz_record *rec = o->rank >= 0 && o->frame >= 0 ? fa_member_record(a, o, (uint64_t)c->stuck_seq) : NULL;
+    if (!rec || !rec->t_enqueue_ns || !gave_up_at(a, o) || wall(a, o, rec->t_enqueue_ns) > first + margin) continue;
+    int64_t t = wall(a, o, gave_up_at(a, o));
+    if (!others++ || t > last_left) last_left = t;
+  }
+  /* who entered the op after all of those had given up, and was not inside
+   * another NCCL op then (one that waited in a p2p op for a late peer came
+   * late by that wait, not by its own doing) */
+  for (int32_t r = 0; others && r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->rank < 0 || m->frame < 0) continue;
     const frz_record *rec = fa_member_record(a, m, (uint64_t)c->stuck_seq);
     if (!rec || !rec->t_enqueue_ns) continue;
-    int64_t w = wall(a, m, rec->t_enqueue_ns), last_left = 0;
-    int others = 0;
-    for (int32_t q = 0; q < c->size; q++) {
-      const fa_member *o = &c->members[q];
-      if (q == r || o->rank < 0 || o->frame < 0 || !gave_up_at(a, o)) continue;
-      int64_t t = wall(a, o, gave_up_at(a, o));
-      if (!others++ || t > last_left) last_left = t;
-    }
-    if (!others || w <= last_left + margin) continue;
+    int64_t w = wall(a, m, rec->t_enqueue_ns);
+    if (w <= last_left + margin || in_nccl_at(a, m, rec, last_left)) continue;
     if (w - last_left > *by_ns) *by_ns = w - last_left;
     if (fa_ranks_push(late, &cap, m->global_rank)) return -1;
   }

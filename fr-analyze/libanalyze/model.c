@@ -458,8 +458,8 @@ static void fill_member(const fa_analysis *a, fa_member *m)
 }
 
 /* Global ranks of members without a dump, when the known members fit
- * global = base + stride * comm_rank (three of them at least, or one in a
- * comm of the world's size with stride 1). */
+ * global = base + stride * comm_rank (three of them at least, or, in a
+ * comm of the world's size, any number with global = comm rank). */
 static void infer_globals(const fa_analysis *a, fa_comm *c)
 {
   int32_t r1 = -1, r2 = -1;
@@ -469,7 +469,10 @@ static void infer_globals(const fa_analysis *a, fa_comm *c)
       else if (r2 < 0) r2 = r;
     }
   if (r1 < 0 || c->npresent == (uint32_t)c->size) return;
-  if (r2 >= 0 && c->npresent < 3) return; /* any two points are on a line: no evidence */
+  int identity = c->size == a->world_size; /* (every known member's global rank its comm rank) */
+  for (int32_t r = 0; r < c->size && identity; r++)
+    identity = c->members[r].rank < 0 || c->members[r].global_rank == r;
+  if (r2 >= 0 && c->npresent < 3 && !identity) return; /* any two points are on a line: no evidence */
   int64_t stride, base;
   int64_t g1 = c->members[r1].global_rank;
   if (r2 >= 0) {
@@ -778,6 +781,7 @@ int fa_model_build(fa_analysis *a)
   if (choose_job(a) || order_frames(a) || build_ranks(a) || index_frames(a)) return -1;
   if (build_comms(a) || find_missing(a)) return -1;
   fa_mark_unformed(a);
+  fa_place_members_in_order(a);
   name_the_missing(a);
   return fa_absent_members(a);
 }

@@ -128,6 +128,19 @@ static void not_ahead(fa_analysis *a)
   }
 }
 
+/* Does comm c have members ahead, its other members with a dump all done
+ * by their own records (fa_member_done, without PyTorch's "taken as done")? */
+static int ahead_proven(const fa_analysis *a, const fa_comm *c)
+{
+  if (!c->nahead) return 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->state == FA_MEMBER_AHEAD) continue;
+    if (m->frame < 0 || a->frames[m->frame].dump.pt || !fa_member_done(a, m)) return 0;
+  }
+  return 1;
+}
+
 /* Is rank index k ahead in some comm other than ci? */
 static int ahead_in_other(const fa_analysis *a, int32_t k, uint32_t ci)
 {
@@ -509,10 +522,12 @@ int fa_verdict_build(fa_analysis *a)
   }
   for (uint32_t i = 0; i < v->ahead.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
-  /* ... and the members ahead in every other comm: a hang of its own, whose
-   * waits end at them (the others there are done), beside this one */
+  /* ... and the members ahead in every other comm whose other members with
+   * a dump are done by their own records (a process that ended, or the comm
+   * torn down; not a PyTorch dump, only taken as done): a hang of its own,
+   * whose waits end at them, beside this one */
   for (uint32_t ci = 0; v->comm >= 0 && ci < a->ncomms; ci++)
-    for (int32_t r = 0; (int32_t)ci != v->comm && a->comms[ci].nahead && r < a->comms[ci].size; r++) {
+    for (int32_t r = 0; (int32_t)ci != v->comm && ahead_proven(a, &a->comms[ci]) && r < a->comms[ci].size; r++) {
       const fa_member *m = &a->comms[ci].members[r];
       if (m->state == FA_MEMBER_AHEAD && m->global_rank >= 0 &&
           fa_ranks_push(&v->root_cause, &cap_r, m->global_rank))

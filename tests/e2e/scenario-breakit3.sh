@@ -7,10 +7,14 @@
 # (ahead), and the control where one rank ended early; a comm created only by a rank that ran
 # a step more (ahead, not the others "never called"); a rank that came too late after the
 # others' watchdogs ended their processes without tearing anything down; and a rank ahead in
-# one group beside a fault in another (both named).
+# one group beside a fault in another (both named); and from the fifth pass (b5-*.scn): p2p
+# ends compared pair by pair, late ranks that hid each other or waited for the late one, and
+# the other groups of a split that show where the work ends (an empty dump there, or counts of
+# their own).
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
-for scn in "$FR_SRCDIR"/tests/scenarios/b4-*.scn "$FR_SRCDIR"/tests/scenarios/b4v-*.scn; do
+for scn in "$FR_SRCDIR"/tests/scenarios/b4-*.scn "$FR_SRCDIR"/tests/scenarios/b4v-*.scn \
+  "$FR_SRCDIR"/tests/scenarios/b5-*.scn; do
   name=$(basename "$scn" .scn)
   run_case "$name" >/dev/null
   text=$(tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ')

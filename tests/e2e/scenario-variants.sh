@@ -15,12 +15,15 @@ fr_tmpdir
 for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
   v-root-mismatch-split v-dies-rank0-w4 v-straggler-w4 v-kernel-stall-w4 \
   v-p2p-chain-w3 v-p2p-chain-w5 v-pp-dp-cascade v-ring-exchange v-sleep-2nd-comm \
-  v-order-stream-w2 v-order-stream-w4 v-crash-mid-ring-w5 v-pipe-crash-lost-dump-w4 \
-  v-early-end-empty-w5 v-early-end-ahead-w5 v-early-end-tp-w6 v-early-leaver-minority-w5; do
+  v-order-stream-w2 v-order-stream-w4 v-crash-mid-ring-w5 v-pipe-crash-lost-dump-w4 v-pipe-crash-lost-dump-w4b \
+  v-pp-crash-lost-dump-w8 v-pp-crash-lost-dump-w8b v-early-end-empty-w5 v-early-end-ahead-w5 v-early-end-tp-w6 v-early-leaver-minority-w5; do
   run_case "$name"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   case $name in
-    v-pipe-crash-lost-dump-w4) # peers no dump places: the summary says so, with no empty rank list
+    v-pipe-crash-lost-dump-w4) # the peer placed by the world comm's line, named (no empty rank list)
+      tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ' | grep -q "that rank 2 never posted" ||
+        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the placed peer is not said"; } ;;
+    v-pp-crash-lost-dump-w8) # peers no dump places: the summary says so, with no empty rank list
       tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ' | grep -q "that no member with a dump posted" ||
         { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the unplaced peers are not said"; } ;;
     v-early-end-empty-w5|v-early-end-tp-w6) # a teardown before the stuck seq, no minority: both readings
