@@ -388,12 +388,15 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   }
   if (!past || 2 * (past + unseen) >= (uint32_t)c->size) return;
   /* not where another comm of the split shows the work going on past the
-   * seq where the others tore this one down (they ended early: left_or_gone) */
+   * seq where the others tore this one down (they ended early: left_or_gone;
+   * asked of the first that tore it down: every comm is looked at, once) */
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     const frz_record *e = m->rank >= 0 && m->state == FA_MEMBER_IDLE && m->last_enqueued >= 1
                               ? fa_member_record(a, m, (uint64_t)m->last_enqueued) : NULL;
-    if (e && fa_is_teardown(e->op) && fa_sibling_end(a, c, m, m->last_enqueued) > m->last_enqueued) return;
+    if (!e || !fa_is_teardown(e->op)) continue;
+    if (fa_sibling_end(a, c, m, m->last_enqueued) > m->last_enqueued) return;
+    break;
   }
   /* a PyTorch dump is only taken as done (it does not say): one member
    * alone past the others, not several (they may be a side of its own) */
