@@ -395,7 +395,7 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
     const frz_record *e = m->rank >= 0 && m->state == FA_MEMBER_IDLE && m->last_enqueued >= 1
                               ? fa_member_record(a, m, (uint64_t)m->last_enqueued) : NULL;
     if (!e || !fa_is_teardown(e->op)) continue;
-    if (fa_sibling_end(a, c, m, m->last_enqueued) > m->last_enqueued) return;
+    if (fa_sibling_end(a, c, m, m->last_enqueued, 0) > m->last_enqueued) return;
     break;
   }
   /* a PyTorch dump is only taken as done (it does not say): one member
@@ -498,9 +498,9 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
     const fa_member *m = &c->members[r];
     if (m->rank < 0 || m->counters_unknown) continue;
     if (torn_at_stuck(a, c, m))
-      torn++, ends_there |= fa_sibling_end(a, c, m, (int64_t)c->stuck_seq) == (int64_t)c->stuck_seq;
+      torn++, ends_there |= fa_sibling_end(a, c, m, (int64_t)c->stuck_seq, 1) == (int64_t)c->stuck_seq;
     else if (torn_before(a, m))
-      torn++, ends_there |= fa_sibling_end(a, c, m, m->last_enqueued) == m->last_enqueued;
+      torn++, ends_there |= fa_sibling_end(a, c, m, m->last_enqueued, 1) == m->last_enqueued;
   }
   int minority = !ends_there && (c->size < 3 || 2 * (torn + (uint32_t)c->size - c->npresent) < (uint32_t)c->size);
   for (int32_t r = 0; r < c->size; r++) {

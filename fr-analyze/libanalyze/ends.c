@@ -71,19 +71,23 @@ int fa_p2p_past_end(const fa_analysis *a, const fa_comm *c, const fa_member *m)
   return pairs > 0 && fly;
 }
 
-/* The seq where another comm of member m's split (the same parent and
- * size, other ranks) ended: every member of it with a dump (one at least)
- * tore it down at that one seq after completing all its ops, having run
- * the ops m ran on c before seq `upto` (by op, as far as both retain
- * them: the groups of a split run the same program, with counts of their
- * own).  -1 when no such comm is found. */
-int64_t fa_sibling_end(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t upto)
+/* The seq where another comm of member m's split (the same parent, other
+ * ranks; the same size unless any_size) ended: every member of it with a
+ * dump (one at least) tore it down at that one seq after completing all
+ * its ops, having run the ops m ran on c before seq `upto` (by op, as far
+ * as both retain them: the groups of a split run the same program, with
+ * counts of their own).  any_size is for evidence that only clears a rank
+ * (the work ends where it tore c down): a split may make groups of
+ * unequal size ({0-3} and {4-6} of 7) that still run one program.
+ * -1 when no such comm is found. */
+int64_t fa_sibling_end(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t upto,
+                       int any_size)
 {
   const frz_comm *fc = fa_member_comm(a, m);
   if (!fc || !(fc->flags & FRZ_CF_SPLIT) || !fc->parent_id || upto < 1) return -1;
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     const fa_comm *o = &a->comms[ci];
-    if (o == c || o->size != c->size || !o->npresent) continue;
+    if (o == c || (!any_size && o->size != c->size) || !o->npresent) continue;
     int ok = 1;
     int64_t end_seq = -1;
     for (int32_t r = 0; r < o->size && ok; r++) {

@@ -126,10 +126,12 @@ int fa_member_done(const fa_analysis *a, const fa_member *m);
  * of its on c in flight one p2p seq past where every member that tore c
  * down ended (all at one p2p seq)? */
 int fa_p2p_past_end(const fa_analysis *a, const fa_comm *c, const fa_member *m);
-/* The seq where another comm of m's split (same parent and size) ended,
- * every member of it with a dump having torn it down there after the ops m
- * ran on c before seq upto; -1 none. */
-int64_t fa_sibling_end(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t upto);
+/* The seq where another comm of m's split (same parent; same size unless
+ * any_size, for evidence that only clears) ended, every member of it with
+ * a dump having torn it down there after the ops m ran on c before seq
+ * upto; -1 none. */
+int64_t fa_sibling_end(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t upto,
+                       int any_size);
 /* Did the process of rank index k end (its latest dump written at exit),
  * every comm it held torn down, nothing in flight, without having given up
  * waiting: the end of its work? */

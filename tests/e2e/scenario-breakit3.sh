@@ -10,11 +10,13 @@
 # one group beside a fault in another (both named); and from the fifth pass (b5-*.scn): p2p
 # ends compared pair by pair, late ranks that hid each other or waited for the late one, and
 # the other groups of a split that show where the work ends (an empty dump there, or counts of
-# their own).
+# their own); and from the sixth pass (b6v-*.scn): other groups of the split of another size
+# that end where a rank tore its group down (nobody blamed), and the control where they end
+# later (the one that left early named).
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 for scn in "$FR_SRCDIR"/tests/scenarios/b4-*.scn "$FR_SRCDIR"/tests/scenarios/b4v-*.scn \
-  "$FR_SRCDIR"/tests/scenarios/b5-*.scn; do
+  "$FR_SRCDIR"/tests/scenarios/b5-*.scn "$FR_SRCDIR"/tests/scenarios/b6v-*.scn; do
   name=$(basename "$scn" .scn)
   run_case "$name" >/dev/null
   text=$(tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ')
