@@ -78,8 +78,8 @@ int fa_p2p_past_end(const fa_analysis *a, const fa_comm *c, const fa_member *m)
  * as both retain them: the groups of a split run the same program, with
  * counts of their own).  any_size is for evidence that only clears a rank
  * (the work ends where it tore c down): a split may make groups of
- * unequal size ({0-3} and {4-6} of 7) that still run one program.
- * -1 when no such comm is found. */
+ * unequal size ({0-3} and {4-6} of 7) that still run one program; it
+ * returns upto or -1.  -1 when no such comm is found. */
 int64_t fa_sibling_end(const fa_analysis *a, const fa_comm *c, const fa_member *m, int64_t upto,
                        int any_size)
 {
@@ -105,7 +105,8 @@ int64_t fa_sibling_end(const fa_analysis *a, const fa_comm *c, const fa_member *
         ok = !x || !y || (x->op == y->op && x->state == FRZ_STATE_COMPLETED);
       }
     }
-    if (ok && end_seq >= 1) return end_seq;
+    /* any_size asks only whether one ends at upto: look on past those that do not */
+    if (ok && end_seq >= 1 && (!any_size || end_seq == upto)) return end_seq;
   }
   return -1;
 }
