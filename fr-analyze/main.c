@@ -205,7 +205,9 @@ int main(int argc, char **argv)
     topt.color = color == 1 || (color < 0 && !out_path && isatty(fileno(out)));
     werr = fa_report_text_opts(a, out, &topt);
   }
-  if (fflush(out) != 0) werr = -1;
+  /* a write that failed earlier (a full disk) leaves the stream's error
+   * flag set while a later fflush may return 0 */
+  if (fflush(out) != 0 || ferror(out)) werr = -1;
   if (out != stdout && fclose(out) != 0) werr = -1;
   int rc = fa_exit_status(a);
   fa_free(a);

@@ -423,8 +423,12 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < n; i++) free(paths[i]);
   free(paths);
   long written = out != stdout ? ftell(out) : 0;
-  if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
-    fprintf(stderr, "fr-dump: cannot write the output: %s\n", strerror(errno));
+  /* ferror: a write that failed earlier (a full disk) leaves the flag set
+   * while a later fflush may return 0 */
+  int werr = fflush(out) != 0 || ferror(out);
+  if (out != stdout && fclose(out) != 0) werr = 1;
+  if (werr) {
+    fprintf(stderr, "fr-dump: cannot write the output: %s\n", errno ? strerror(errno) : "write error");
     rc = 2;
     written = 0;
   }

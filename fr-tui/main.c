@@ -200,8 +200,12 @@ int main(int argc, char **argv)
     render(&v, &g);
     grid_print(&g, stdout);
     grid_free(&g);
-    if (fflush(stdout) != 0)
+    /* ferror: a write that failed earlier leaves the flag set while a
+     * later fflush may return 0 */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "fr-tui: cannot write the output: %s\n", errno ? strerror(errno) : "write error");
       rc = 2;
+    }
   } else {
     rc = term_run(&v);
   }

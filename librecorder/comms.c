@@ -70,6 +70,9 @@ fr_comm *fr_comm_add(uintptr_t handle, uint64_t comm_id, uint64_t parent_id, int
   atomic_store_explicit(&ncomms, n + 1, memory_order_release);
 out:
   pthread_mutex_unlock(&add_lock);
+  /* the first comm: the watchdog announces this process at once, not at its
+   * next poll (a rank killed in its first 100 ms would leave no trace) */
+  if (c && n == 0) fr_watchdog_wake();
   return c;
 }
 

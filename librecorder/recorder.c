@@ -113,6 +113,13 @@ void fr_request_dump(int trigger) {
   }
 }
 
+void fr_watchdog_wake(void) {
+  if (fr_g.wake_pipe[1] >= 0) {
+    ssize_t w = write(fr_g.wake_pipe[1], "a", 1);
+    (void)w;
+  }
+}
+
 /* NCCL's version code through the real ncclGetVersion; 0 when unknown. */
 static int32_t nccl_version(void) {
   typedef ncclResult_t (*ver_fn)(int *);

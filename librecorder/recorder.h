@@ -162,6 +162,9 @@ FR_HIDDEN uint32_t fr_gettid(void);
 FR_HIDDEN void fr_on_first_comm(void);
 /* Ask the watchdog to dump soon (async-signal-safe). */
 FR_HIDDEN void fr_request_dump(int trigger);
+/* Wake the watchdog for its next poll now (one byte to a non-blocking pipe;
+ * async-signal-safe); nothing when it has no pipe. */
+FR_HIDDEN void fr_watchdog_wake(void);
 /* Resolve the real NCCL function: pnccl<name>, then nccl<name>. */
 FR_HIDDEN void *fr_resolve(const char *pname, const char *name);
 FR_HIDDEN void fr_note_missing(const char *name);

@@ -638,7 +638,7 @@ int32_t fa_member_node(const fa_analysis *a, const fa_member *m)
 int fa_member_blamed(const fa_comm *c, const fa_member *m)
 {
   if (c->end_unclear) return 0; /* who ended early is not told */
-  if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
+  if (c->nlagging) return m->state == FA_MEMBER_LAGGING || (m->state == FA_MEMBER_NO_DUMP && m->dead_fed);
   if (c->nunfinished) return m->state == FA_MEMBER_UNFINISHED;
   return m->state == FA_MEMBER_NO_DUMP;
 }
@@ -701,7 +701,7 @@ static void comm_rules(void *ctx, uint32_t i)
   fa_comm *c = &r->a->comms[i];
   if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || find_unfinished(r->a, c) ||
       fa_p2p_comm(r->a, c) ||
-      fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
+      fa_proxy_dead_fed(r->a, c) || fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
     atomic_store(&r->failed, 1);
 }
 

@@ -141,3 +141,37 @@ int fa_proxy_links(fa_analysis *a, fa_comm *c)
   free(r);
   return rc;
 }
+
+/* Where the data of comm c's stuck collective stopped at a member without
+ * a dump: a member in RecvWait for it at the stuck seq, on a channel where
+ * the member that sends to it (its proxy progress of that connection, any
+ * seq) completed the operation.  Its data came, and went no further: the
+ * member is dead_fed, awaited beside the laggards (fa_member_blamed). */
+int fa_proxy_dead_fed(fa_analysis *a, fa_comm *c)
+{
+  if (!c->stuck || c->size < 2) return 0;
+  for (int32_t w = 0; w < c->size; w++) {
+    const fa_frame *f = fa_member_frame(a, &c->members[w]);
+    if (!f) continue;
+    for (uint64_t i = 0; i < f->dump.nproxy; i++) {
+      const frz_proxy *x = &f->dump.proxy[i];
+      if (x->comm_id != c->id || (x->rank >= 0 && x->rank != w) || x->seq != c->stuck_seq ||
+          x->kind != FRZ_KIND_COLL || x->dir != FRZ_DIR_RECV || x->state != FA_ncclProfilerProxyStepRecvWait ||
+          x->steps_posted <= x->steps_done || x->peer < 0 || x->peer >= c->size || x->peer == w)
+        continue;
+      fa_member *m = &c->members[x->peer];
+      if (m->state != FA_MEMBER_NO_DUMP || m->dead_fed) continue;
+      for (int32_t u = 0; u < c->size && !m->dead_fed; u++) {
+        const fa_member *mu = &c->members[u];
+        const fa_frame *fu = u == x->peer ? NULL : fa_member_frame(a, mu);
+        if (!fu || mu->last_completed < (int64_t)c->stuck_seq) continue;
+        for (uint64_t j = 0; j < fu->dump.nproxy && !m->dead_fed; j++) {
+          const frz_proxy *y = &fu->dump.proxy[j];
+          m->dead_fed = y->comm_id == c->id && (y->rank < 0 || y->rank == u) && y->dir == FRZ_DIR_SEND &&
+                        y->peer == x->peer && y->channel == x->channel;
+        }
+      }
+    }
+  }
+  return 0;
+}

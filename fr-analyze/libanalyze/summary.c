@@ -510,6 +510,9 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     sb_printf(b, "; rank %d went astray: it waits in its op without having called the one it is waited "
               "for in, which it called first in the round before; the other ranks kept their order",
               v->astray);
+  else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_ROUND)
+    sb_printf(b, "; rank %d went astray: its ops since its latest collective differ from what it did in "
+              "each of the two rounds before, while the other ranks of the cycle repeat theirs", v->astray);
   else if (v->astray >= 0)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);
@@ -551,6 +554,18 @@ static int members_dumped(const fa_comm *c, fa_ranks *out)
   return 0;
 }
 
+
+/* Has comm c a hang to tell beside a mismatch: members waiting in (or past)
+ * its stuck op, or p2p ops waiting?  (Without, the mismatch is the story:
+ * the seqs after it no longer line up, a teardown that looks stuck
+ * included.) */
+static int hang_to_say(const fa_comm *c)
+{
+  if (c->nwaiting || c->npassed) return 1;
+  for (uint32_t i = 0; i < c->nlinks; i++)
+    if (c->links[i].p2p && !c->links[i].joined && fa_p2p_waiter(&c->links[i]) >= 0) return 1;
+  return 0;
+}
 /* "one unique id made 2 comms 5c1f... (2 ranks): ranks 0-1, ranks 2-3" for
  * the first shared id (and how many more). */
 static int say_shared(const fa_analysis *a, sbuf *b)
@@ -633,7 +648,7 @@ int fa_verdict_summary(fa_analysis *a)
         a->comms[v->comm].stuck_seq == a->comms[v->comm].mismatch.seq) {
       /* the hang is at the mismatched seq itself: not a later op */
       sb_printf(&b, "; those calls never complete, and every member that made one waits in it");
-    } else if (v->comm >= 0) {
+    } else if (v->comm >= 0 && (v->cycle || hang_to_say(&a->comms[v->comm]))) {
       sb_printf(&b, "; then ");
       if (v->cycle) say_cycle(a, &b);
       else if (say_hang(a, &b)) goto oom;

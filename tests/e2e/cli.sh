@@ -249,5 +249,22 @@ rm -f live/TRIGGER
 run trigger-nodir 2 "$FR_DUMP" --trigger no-such-dir
 contains trigger-nodir trigger-nodir.err "no-such-dir"
 
+# a full disk: every tool's output that cannot be written is exit 2 and one
+# line saying so (a file-size limit of 1 KiB, SIGXFSZ ignored, makes the
+# writes fail with EFBIG, as a full disk fails them with ENOSPC)
+for tool in "analyze:$FR_ANALYZE" "analyze-json:$FR_ANALYZE --json" "dump:$FR_DUMP" "dump-json:$FR_DUMP --json" \
+  "tui:$FR_TUI --batch"; do
+  checks=$((checks + 1))
+  name=${tool%%:*}
+  rc=0
+  (trap '' XFSZ; ulimit -f 2; exec ${tool#*:} dumps/c1 > full-$name.out 2> full-$name.err) || rc=$?
+  case $name in tui) want="fr-tui: cannot write the output" ;; dump*) want="fr-dump: cannot write the output" ;;
+    *) want="fr-analyze: cannot write the report" ;; esac
+  if [ "$rc" -ne 2 ] || ! grep -q "^$want: " full-$name.err; then
+    failures=$((failures + 1))
+    echo "FAIL: $name to a full disk: exit $rc, stderr: $(cat full-$name.err)" >&2
+  fi
+done
+
 echo "cli.sh: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -159,6 +159,27 @@ grep -qx 'trigger file' "$FR_TMP/f2" || { cat "$FR_TMP/f2" >&2; fail "r-watchdog
 ! grep -q '^Comm\(Abort\|Destroy\)' "$FR_TMP/f2" || fail "r-watchdog-abort: rank 2 ended a comm"
 echo "r-watchdog-abort: 0, 1, 3 named the all-reduce, aborted half then world, exited 1; 2 dumped on the trigger: ok"
 
+# a rank killed (SIGKILL) 40 ms after its first comm, well inside the
+# watchdog's first 100 ms poll, has announced itself all the same: the
+# first comm wakes the watchdog; fr-analyze says it was running
+cat > "$FR_TMP/crash-early.scn" <<'SCN'
+world 4
+env FR_TIMEOUT_SEC=1
+time-limit 30
+steps 2
+allreduce world count=256 id=a
+fault rank=1 step=1 op=a sleep=40
+fault rank=1 step=1 op=a crash
+SCN
+"$FR_RUN_SCENARIO" "$FR_TMP/crash-early.scn" "$FR_TMP/ce" > /dev/null 2> "$FR_TMP/ce.err" ||
+  { cat "$FR_TMP/ce.err" >&2; fail "run-scenario crash-early failed"; }
+ls -A "$FR_TMP/ce/dumps" | grep -q '^\.fr-alive-.*-r00001-p' ||
+  fail "crash-early: rank 1, killed 40 ms after its first comm, left no announcement: $(ls -A "$FR_TMP/ce/dumps")"
+"$FR_ANALYZE" "$FR_TMP/ce/dumps" > "$FR_TMP/ce.txt"
+grep -q "rank 1: announced itself at .*; no clean exit, no dump" "$FR_TMP/ce.txt" ||
+  { cat "$FR_TMP/ce.txt" >&2; fail "crash-early: fr-analyze does not say rank 1 was running"; }
+echo "crash-early: a rank killed 40 ms after its first comm had announced itself: ok"
+
 # destroy: blocked for good in ncclCommDestroy of half (behind the hung
 # all-reduce of world); the recorder's timeout made every rank dump
 run r-watchdog-destroy
