@@ -62,7 +62,7 @@ static int filter_option(int c, const char *arg, fa_text_opts *t, int *color)
   errno = 0;
   if (c == 'C') {
     unsigned long long id = strtoull(arg, &end, 16);
-    if (!*arg || *end || errno) {
+    if (strlen(arg) != 16 || *end || errno) { /* as fr-tui: the id as the reports print it */
       fprintf(stderr, "fr-analyze: invalid communicator id '%s' (16 hex digits)\n", arg);
       return -1;
     }
@@ -145,6 +145,10 @@ int main(int argc, char **argv)
       bad_option(argv[optind - 1]);
       return try_help();
     }
+  }
+  if (json && exclude) {
+    fputs("fr-analyze: --json and --exclude-list exclude each other\n", stderr);
+    return try_help();
   }
   if (optind >= argc) {
     fputs("fr-analyze: missing PATH\n", stderr);

@@ -98,11 +98,11 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
   if (p->trigger_rank >= 0) fprintf(o, " by rank %d", p->trigger_rank);
   fd_sanitize(p->trigger_text, sizeof p->trigger_text, s2, sizeof s2);
   if (s2[0]) fprintf(o, ": \"%s\"", s2);
-  if (p->trigger_latency_us) fprintf(o, " (it reached this rank %.1f ms after the trigger)", p->trigger_latency_us / 1e3);
+  if (p->trigger_latency_us) fprintf(o, " (it took %.1f ms to reach this rank)", p->trigger_latency_us / 1e3);
   fputc('\n', o);
   fprintf(o, "frame:     %u", p->frame);
   if (p->trigger_time_ns && p->frame_time_ns)
-    fprintf(o, ", taken %s ms after the trigger", rel_ms(p->frame_time_ns, p->trigger_time_ns, b, sizeof b));
+    fprintf(o, ", taken %s ms after this rank saw the trigger", rel_ms(p->frame_time_ns, p->trigger_time_ns, b, sizeof b));
   if (p->anchor_realtime_ns && p->frame_time_ns)
     fprintf(o, ", at %s",
             utc(p->anchor_realtime_ns + (p->frame_time_ns - p->anchor_monotonic_ns), s1, sizeof s1));

@@ -516,15 +516,15 @@ def pt_cases():
 # ---------------------------------------------------------------- 6. deadlocks
 def dl_pair(name):
     """two groups of the same two ranks, A then B each round; in round 4
-    rank 1 enters B without A, while rank 0 still enters A first: rank 1
-    went astray (the rounds rule of fr-analyze(1), as in C10)."""
+    rank 1 enters B without A, while rank 0 still enters A first: both are
+    named (the summary says rank 1 changed what it does, as in C10)."""
     job = Job(2, version="2.8")
     a = job.group([0, 1], "GROUP_A"); b = job.group([0, 1], "GROUP_B")
     for i in range(3):
         job.coll(a, "all_reduce", 1024); job.coll(b, "all_reduce", 1024)
     job.coll(a, "all_reduce", 1024, skip={1}, state="scheduled")
     job.coll(b, "all_reduce", 1024, skip={0}, state="scheduled")
-    write(name, job, "json", "worker-%d.json", T("deadlock", [1]))
+    write(name, job, "json", "worker-%d.json", T("deadlock", [0, 1]))
 
 def dl_tp_emb(name):
     """TP0 [0-3] and EMB [0,3]: rank 0 enters EMB first, rank 3 TP first."""
@@ -637,10 +637,7 @@ def dl_three_nobystander(name):
 
 def dl_pair_bystanders(name):
     """ranks 0,1 deadlock on A/B; ranks 2,3 (world only) wait in the world's
-    next all-reduce (seq 4, after 3 completed world ops).  The rounds rule
-    says nothing: each round begins with the world op, which neither rank
-    reached, so both ranks' current rounds differ from the rounds before;
-    the cycle's ranks are named."""
+    next all-reduce (seq 4, after 3 completed world ops)."""
     job = Job(4, version="2.8")
     a = job.group([0, 1], "GROUP_A"); b = job.group([0, 1], "GROUP_B")
     for i in range(3):

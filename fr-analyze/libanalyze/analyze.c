@@ -638,7 +638,7 @@ int32_t fa_member_node(const fa_analysis *a, const fa_member *m)
 int fa_member_blamed(const fa_comm *c, const fa_member *m)
 {
   if (c->end_unclear) return 0; /* who ended early is not told */
-  if (c->nlagging) return m->state == FA_MEMBER_LAGGING || (m->state == FA_MEMBER_NO_DUMP && m->dead_fed);
+  if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
   if (c->nunfinished) return m->state == FA_MEMBER_UNFINISHED;
   return m->state == FA_MEMBER_NO_DUMP;
 }

@@ -125,7 +125,7 @@ typedef struct fa_member {
                               or on a fatal signal) with the stuck op in flight: its part never comes */
   uint8_t dead_fed;        /* no dump, and its data stopped there: at the stuck seq a member waits in
                               RecvWait for it on a channel where the member that sends to it
-                              completed the op (proxy progress; links.c) */
+                              completed the op (proxy progress; links.c); said, not blamed */
   int32_t *cand;           /* comm rank of a comm that never formed, claimed by no dump, whose
                               rank the evidence does not fix: the global ranks it may be (each
                               dumped without a record of the comm, or left no dump), sorted */
@@ -318,6 +318,9 @@ typedef struct fa_verdict {
   int32_t astray;            /* the rank of a two-rank cycle through a p2p op that went astray
                                 (skipped the op, or used another peer), its only root cause; -1 */
   uint8_t astray_how;        /* 1 skipped its p2p op, 2 another peer */
+  int32_t changed;           /* the one rank of the cycle whose current round of ops is not its
+                                periodic pattern while every other one repeats its own (rounds.c):
+                                said, never blamed alone; -1 none */
   fa_ranks late;             /* entered the stuck op only after the members in late_left had
                                 given up on it (aborted): the root causes, not "all joined" */
   fa_ranks late_left;

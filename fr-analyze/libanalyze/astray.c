@@ -20,9 +20,6 @@
  *    did the round before (their seqs - 1), or waits in its op without
  *    having called the other one, which it called first then; the other
  *    rank kept its order.  The one that changed went astray.
- *  - its round (rounds.c), when none of these says: the one rank whose ops
- *    since its latest collective are not what it did in each of the two
- *    rounds before, while every other rank of the cycle repeats its own.
  * Only what one rank's own clock orders is compared (enqueue times of its
  * own records), never times of two ranks. */
 #include "config.h"
@@ -183,7 +180,7 @@ static int32_t reordered(const fa_analysis *a, const fa_verdict *v, int *how)
   return got;
 }
 
-static int32_t by_rules(const fa_analysis *a, const fa_verdict *v, int *how)
+int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 {
   /* another peer, in a cycle of any length (a pipeline stage that sent to
    * or received from the wrong stage closes a cycle through the stages
@@ -234,12 +231,3 @@ static int32_t by_rules(const fa_analysis *a, const fa_verdict *v, int *how)
   return reordered(a, v, how);
 }
 
-int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
-{
-  int32_t got = by_rules(a, v, how);
-  if (got >= 0) return got;
-  /* none of the two-op rules: the rounds rule (rounds.c) */
-  got = fa_round_astray(a, v);
-  if (got >= 0) *how = FA_ASTRAY_ROUND;
-  return got;
-}

@@ -18,7 +18,7 @@ int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
 
 /* ---- a two-rank cycle through a p2p op (astray.c) ---- */
 enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_ASTRAY_POSTPONED = 4,
-       FA_ASTRAY_COMM = 5, FA_ASTRAY_ROUND = 6 };
+       FA_ASTRAY_COMM = 5 };
 /* The rank of v's two-rank cycle (one p2p step, one collective step) that
  * went astray, by its own records: it skipped the p2p op it posted before
  * the collective in the round before (*how SKIPPED), or posted its first op
@@ -27,8 +27,9 @@ enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_AS
  * stopped (fa_member.dead_fed; links.c).  0, never fails. */
 int fa_proxy_dead_fed(fa_analysis *a, fa_comm *c);
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how);
-/* The one rank of v's cycle whose current round of ops is not its pattern
- * while every other rank of the cycle kept its own (rounds.c); -1 none. */
+/* The one rank of v's cycle whose current round of ops is not what its
+ * periodic pattern gives while every other rank of the cycle follows its
+ * own (rounds.c); -1 none or not known. */
 int32_t fa_round_astray(const fa_analysis *a, const fa_verdict *v);
 
 /* ---- too late (late.c) ---- */

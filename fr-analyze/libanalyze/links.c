@@ -135,7 +135,8 @@ int fa_proxy_links(fa_analysis *a, fa_comm *c)
     if (m || fa_member_blamed(c, &c->members[s[i].dst])) rc = add(c, idx, &cap, &s[i], m);
   }
   for (uint32_t i = 0; rc == 0 && i < nr; i++)
-    if (!find(s, ns, r[i].src, r[i].dst, r[i].channel) && fa_member_blamed(c, &c->members[r[i].src]))
+    if (!find(s, ns, r[i].src, r[i].dst, r[i].channel) &&
+        (fa_member_blamed(c, &c->members[r[i].src]) || c->members[r[i].src].dead_fed))
       rc = add(c, idx, &cap, NULL, &r[i]);
   free(s);
   free(r);
@@ -145,8 +146,10 @@ int fa_proxy_links(fa_analysis *a, fa_comm *c)
 /* Where the data of comm c's stuck collective stopped at a member without
  * a dump: a member in RecvWait for it at the stuck seq, on a channel where
  * the member that sends to it (its proxy progress of that connection, any
- * seq) completed the operation.  Its data came, and went no further: the
- * member is dead_fed, awaited beside the laggards (fa_member_blamed). */
+ * seq) completed the operation.  Its data came and went no further: the
+ * member is dead_fed, its link is named and the summary says so; it is not
+ * blamed, since a member that never started the op (queued behind another)
+ * looks the same (a small send completes into the receiver's buffers). */
 int fa_proxy_dead_fed(fa_analysis *a, fa_comm *c)
 {
   if (!c->stuck || c->size < 2) return 0;

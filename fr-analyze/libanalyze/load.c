@@ -23,6 +23,7 @@ fa_analysis *fa_new(void)
   a->verdict.comm = -1;
   a->verdict.mismatch_comm = -1;
   a->verdict.astray = -1;
+  a->verdict.changed = -1;
   a->verdict.status = FA_STATUS_INCONCLUSIVE;
   return a;
 }

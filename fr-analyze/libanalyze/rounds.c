@@ -1,20 +1,21 @@
 /* rounds.c — which rank of a cycle changed its round of ops (fr-analyze(1),
- * "went astray": the rounds rule).
+ * "the rounds"): said in the summary, never blamed alone.
  *
- * A training step repeats one sequence of NCCL calls.  Cut a rank's records
- * (its latest dump, collectives and p2p ops of every comm, in the order it
- * made them) at its collectives of one comm, the anchor: a round is the ops
- * after one anchor collective (or the comm's creation) up to and including
- * the next.  When the two
- * last complete rounds are alike (the same comm, kind and op, and for p2p
- * the same peer and direction, one by one), the rank has a pattern; its
- * current round (the ops after its latest anchor collective, or the round
- * that ends in it when nothing follows) either is a prefix of that pattern
- * (it kept it) or is not (it changed what it does).  In a cycle, when every
- * rank kept its pattern but one, which changed its own, that one went
- * astray.  Counts and data types are not compared (a mismatch is its own
- * rule), and a rank without two alike rounds before on any anchor makes the
- * rule say nothing. */
+ * A training step repeats one sequence of NCCL calls, or a few in turn (an
+ * evaluation every third step).  Cut a rank's records (its latest dump,
+ * collectives and p2p ops of every comm, in the order it made them) at its
+ * collectives of one comm, the anchor: a round is the ops after one anchor
+ * collective (or the comm's creation) up to and including the next.  When
+ * its last complete rounds repeat with a period P (each alike the one P
+ * before it: the same comm, kind and op, and for p2p the same peer and
+ * direction, call by call; at least two periods seen), its current round
+ * (the ops after its latest anchor collective, or the round that ends in it
+ * when nothing follows) either begins like the round P before it (it kept
+ * its pattern) or does not (it changed).  In a cycle, when every rank kept
+ * its pattern but one, that one changed what it does.  Whether it went
+ * astray or made a call its peers wrongly left out (a last step's extra
+ * op) the dumps cannot tell, so the cycle's ranks stay the root causes.
+ * Counts and data types are not compared (a mismatch is its own rule). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -45,45 +46,61 @@ static int anchor(const frz_record *r, uint64_t comm)
   return r->comm_id == comm && (r->kind == FRZ_KIND_COLL || (r->kind == FRZ_KIND_LIFE && r->seq == 0));
 }
 
-/* The counted records of d with index in (from, to], as indexes, into v
- * (room for d->nrecords); their number. */
-static uint64_t span(const frz_dump *d, uint64_t from, uint64_t to, uint64_t *v)
+/* The rule looks back at most this many complete rounds, for a period of
+ * at most half as many. */
+#define ROUND_MAX_BACK 64
+
+/* Counted records of d with index in (from, to] are c[s[j]] .. c[s[j]+n[j]):
+ * round j as a range of the list c of counted record indexes. */
+typedef struct round_span {
+  uint64_t first, n;
+} round_span;
+
+/* Are rounds x and y alike, call by call (y may be cut to the length of x
+ * when prefix is set)? */
+static int rounds_alike(const frz_dump *d, const uint64_t *c, round_span x, round_span y, int prefix)
 {
-  uint64_t n = 0;
-  for (uint64_t i = from + 1; i <= to && i < d->nrecords; i++)
-    if (counted(&d->records[i])) v[n++] = i;
-  return n;
+  if (prefix ? x.n > y.n : x.n != y.n) return 0;
+  for (uint64_t i = 0; i < x.n; i++)
+    if (!alike(&d->records[c[x.first + i]], &d->records[c[y.first + i]])) return 0;
+  return 1;
 }
 
-/* Rank dump d against anchor comm `anchor`: 0 it kept its pattern, 1 it
- * changed it, -1 unknown (no two alike complete rounds, or memory).  at[]
- * holds the indexes of d's anchor collectives in record order. */
+/* Rank dump d against the anchor collectives at[0..nat) (indexes into
+ * d->records, in record order): 0 its current round is what its pattern
+ * gives (kept), 1 it is not (changed), -1 unknown (no period of its last
+ * complete rounds, up to ROUND_MAX_BACK of them, that repeats at least
+ * twice; or memory).  The pattern's period P is the smallest with every
+ * complete round alike the one P before it; the current round must begin
+ * like the round P before it. */
 static int judge(const frz_dump *d, const uint64_t *at, uint64_t nat)
 {
-  if (nat < 3) return -1;
-  uint64_t last = at[nat - 1], tail = 0;
-  for (uint64_t i = last + 1; i < d->nrecords; i++) tail += counted(&d->records[i]);
-  /* the current round, and the two complete ones before it, as (from, to] */
-  uint64_t cur_from = last, cur_to = d->nrecords - 1, k = nat - 1;
-  if (!tail) {
-    if (nat < 4) return -1;
-    cur_from = at[nat - 2], cur_to = last, k = nat - 2;
-  }
-  uint64_t *a = malloc(3 * (d->nrecords ? d->nrecords : 1) * sizeof *a);
-  if (!a) return -1;
-  uint64_t *b = a + d->nrecords, *c = b + d->nrecords;
-  uint64_t na = span(d, at[k - 2], at[k - 1], a), nb = span(d, at[k - 1], at[k], b);
-  uint64_t nc = span(d, cur_from, cur_to, c);
+  if (nat < 3 || !d->nrecords) return -1;
+  uint64_t *c = malloc(d->nrecords * sizeof *c), *pos = malloc((nat + 1) * sizeof *pos);
+  round_span *r = malloc((nat + 1) * sizeof *r);
   int res = -1;
-  if (na == nb && na) {
-    int same = 1;
-    for (uint64_t i = 0; i < na && same; i++) same = alike(&d->records[a[i]], &d->records[b[i]]);
-    if (same) {
-      res = nc > nb;
-      for (uint64_t i = 0; i < nc && i < nb && !res; i++) res = !alike(&d->records[c[i]], &d->records[b[i]]);
-    }
+  if (!c || !pos || !r) goto out;
+  /* the counted records, and where each anchor's round ends in that list */
+  uint64_t nc = 0, k = 0;
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    if (counted(&d->records[i])) c[nc++] = i;
+    while (k < nat && at[k] == i) pos[k++] = nc;
   }
-  free(a);
+  /* rounds 1..nat-1 end at anchors 1..nat-1; round nat is what follows */
+  for (uint64_t j = 1; j < nat; j++) r[j] = (round_span){pos[j - 1], pos[j] - pos[j - 1]};
+  r[nat] = (round_span){pos[nat - 1], nc - pos[nat - 1]};
+  uint64_t cur = r[nat].n ? nat : nat - 1; /* nothing after the last anchor: its round is current */
+  uint64_t m = cur - 1;                   /* complete rounds 1..m */
+  uint64_t lo = m > ROUND_MAX_BACK ? m - ROUND_MAX_BACK + 1 : 1;
+  for (uint64_t P = 1; lo + 2 * P <= m + 1 && res < 0; P++) {
+    int periodic = 1;
+    for (uint64_t j = lo + P; j <= m && periodic; j++) periodic = rounds_alike(d, c, r[j], r[j - P], 0);
+    if (periodic) res = !rounds_alike(d, c, r[cur], r[cur - P], 1);
+  }
+out:
+  free(c);
+  free(pos);
+  free(r);
   return res;
 }
 

@@ -250,8 +250,10 @@ static int say_other_roots(const fa_analysis *a, sbuf *b)
   char p[200];
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
     int32_t g = v->root_cause.v[i];
-    if (!has_rank(&v->lagging, g) && !has_rank(&v->unfinished, g) && !has_rank(&v->ahead, g) && !has_rank(&v->late, g) &&
-        !mismatch_culprit(a, g) && fa_ranks_push(&more, &cap, g)) {
+    if (has_rank(&v->lagging, g) || has_rank(&v->unfinished, g) || has_rank(&v->ahead, g) || has_rank(&v->late, g) ||
+        mismatch_culprit(a, g))
+      continue;
+    if (fa_ranks_push(&more, &cap, g)) {
       fa_ranks_free(&more);
       return -1;
     }
@@ -419,8 +421,19 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       fa_ranks_free(&o);
       if (c->nno_dump) {
         if (fa_comm_ranks(c, FA_MEMBER_NO_DUMP, &o)) goto out;
-        if (o.n) sb_printf(b, " (%s left no dump)", ranks_phrase(&o, p1, sizeof p1));
+        /* a dump that is there but could not be read is said so */
+        int unread = o.n == 1 && unread_dump(a, o.v[0]);
+        if (unread) sb_printf(b, " (rank %d's dump could not be read)", o.v[0]);
+        else if (o.n) sb_printf(b, " (%s left no dump)", ranks_phrase(&o, p1, sizeof p1));
         else sb_printf(b, " (%u member(s) left no dump)", c->nno_dump);
+        /* where the data stopped at one of them (fa_proxy_dead_fed): said, not blamed */
+        for (int32_t r = 0; r < c->size; r++)
+          if (c->members[r].dead_fed && c->members[r].global_rank >= 0) {
+            sb_printf(b, "; the data stopped at rank %d (a member waits in RecvWait for it, the one that "
+                      "sends to it completed): killed in the op, or it never started it; not blamed",
+                      c->members[r].global_rank);
+            break;
+          }
       }
     } else {
       sb_printf(b, "%s %s in %s on comm %s for ", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), op, hex);
@@ -510,12 +523,14 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     sb_printf(b, "; rank %d went astray: it waits in its op without having called the one it is waited "
               "for in, which it called first in the round before; the other ranks kept their order",
               v->astray);
-  else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_ROUND)
-    sb_printf(b, "; rank %d went astray: its ops since its latest collective differ from what it did in "
-              "each of the two rounds before, while the other ranks of the cycle repeat theirs", v->astray);
   else if (v->astray >= 0)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);
+  if (v->astray < 0 && v->changed >= 0)
+    sb_printf(b, "; rank %d changed what it does: its ops since its latest collective are not what its "
+              "earlier rounds repeat, while the other ranks of the cycle keep to theirs (it may have "
+              "gone astray, or made a call its peers wrongly left out: the dumps cannot tell which)",
+              v->changed);
   /* roots of other waits beside the cycle (a rank that left no dump) */
   fa_ranks more = {NULL, 0};
   uint32_t cap = 0;

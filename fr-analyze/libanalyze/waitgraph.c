@@ -90,9 +90,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       int any = 0;
       for (int32_t r = 0; r < c->size; r++) {
         const fa_member *m = &c->members[r];
-        /* (and, beside the laggards, a member without a dump where the data stopped) */
-        if (m->state != want && !(want == FA_MEMBER_LAGGING && m->state == FA_MEMBER_NO_DUMP && m->dead_fed))
-          continue;
+        if (m->state != want) continue;
         int32_t k = fa_member_node(a, m);
         if (k >= 0) {
           uint8_t own = m->left, self = 0; /* it left the comm: its own doing, whatever it waits for */

@@ -29,6 +29,12 @@ grep -q '^fr-analyze: no communicator 00000000000000c1 in the dumps$' "$FR_TMP/c
 [ $? -eq 2 ] || fail "--rank of no rank: exit status not 2"
 grep -q "^fr-analyze: rank 99 is not in the dumps' job$" "$FR_TMP/rank.err" || fail "--rank of no rank not said"
 expect_exit 2 "$FR_ANALYZE" --comm=xyz "$S" 2>/dev/null
+# a short id is refused like fr-tui refuses it (not padded into another id)
+expect_exit 2 "$FR_ANALYZE" --comm=1234 "$S" 2>"$FR_TMP/short.err"
+grep -q "^fr-analyze: invalid communicator id '1234' (16 hex digits)$" "$FR_TMP/short.err" || fail "--comm=1234 not refused"
+# --json and --exclude-list are two outputs: refused together
+expect_exit 2 "$FR_ANALYZE" --json --exclude-list "$S" 2>"$FR_TMP/both.err"
+grep -q "^fr-analyze: --json and --exclude-list exclude each other$" "$FR_TMP/both.err" || fail "--json --exclude-list not refused"
 expect_exit 2 "$FR_ANALYZE" --rank=-1 "$S" 2>/dev/null
 
 [ "$("$FR_ANALYZE" --exclude-list "$S")" = 5 ] || fail "--exclude-list: expected 5"

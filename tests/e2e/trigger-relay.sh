@@ -129,7 +129,7 @@ check_run() {
   mech=$1 run=$2
   d2=$(ls "$run/node2/"*-f0000.frz)
   "$FR_DUMP" "$d2" > "$run/r2.txt" 2>&1 || fail "$mech: fr-dump $d2"
-  grep -Eq "^trigger: +$mech by rank [013]:.*\\(it reached this rank [0-9.]+ ms after the trigger\\)" "$run/r2.txt" ||
+  grep -Eq "^trigger: +$mech by rank [013]:.*\\(it took [0-9.]+ ms to reach this rank\\)" "$run/r2.txt" ||
     { head -n 12 "$run/r2.txt" >&2; fail "$mech: rank 2's frame 0 did not come by $mech from another rank"; }
   for r in 0 1 3; do
     [ -z "$(ls "$run/node2/" | grep -- "-r0000$r-")" ] || fail "$mech: rank $r wrote into rank 2's directory"
@@ -140,7 +140,7 @@ check_run() {
     { cat "$run/verdict.txt" >&2; fail "$mech: the verdict does not name rank 2"; }
   mkdir -p "$FR_TMP/run" && cp "$run/verdict.txt" "$FR_TMP/run/verdict.txt"
   check_stack "$mech" 2 job_stop_forever
-  latency=$(sed -n 's/.*(it reached this rank \([0-9.]*\) ms after the trigger).*/\1/p' "$run/r2.txt")
+  latency=$(sed -n 's/.*(it took \([0-9.]*\) ms to reach this rank).*/\1/p' "$run/r2.txt")
   echo "$mech: rank 2 dumped, $latency ms after the first rank's trigger; the verdict names it"
 }
 
