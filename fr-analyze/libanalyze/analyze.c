@@ -701,7 +701,7 @@ static void comm_rules(void *ctx, uint32_t i)
   fa_comm *c = &r->a->comms[i];
   if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || find_unfinished(r->a, c) ||
       fa_p2p_comm(r->a, c) ||
-      fa_proxy_dead_fed(r->a, c) || fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
+      fa_proxy_data_stopped(r->a, c) || fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
     atomic_store(&r->failed, 1);
 }
 

@@ -230,4 +230,3 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
   }
   return reordered(a, v, how);
 }
-

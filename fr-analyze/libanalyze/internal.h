@@ -23,14 +23,11 @@ enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_AS
  * went astray, by its own records: it skipped the p2p op it posted before
  * the collective in the round before (*how SKIPPED), or posted its first op
  * with a new peer while a peer it used waits for it (*how PEER); -1 none. */
-/* Mark comm c's members without a dump where the stuck collective's data
- * stopped (fa_member.dead_fed; links.c).  0, never fails. */
-int fa_proxy_dead_fed(fa_analysis *a, fa_comm *c);
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how);
 /* The one rank of v's cycle whose current round of ops is not what its
  * periodic pattern gives while every other rank of the cycle follows its
  * own (rounds.c); -1 none or not known. */
-int32_t fa_round_astray(const fa_analysis *a, const fa_verdict *v);
+int32_t fa_round_changed(const fa_analysis *a, const fa_verdict *v);
 
 /* ---- too late (late.c) ---- */
 /* Members of stuck comm c that entered its stuck op only after every
@@ -95,6 +92,9 @@ int fa_claim_instances(const fa_analysis *a, const uint32_t *frame, const uint32
 int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles */
 int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergence */
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
+/* Mark comm c's members without a dump where the stuck collective's data
+ * stopped (fa_member.data_stopped; links.c).  0, never fails. */
+int fa_proxy_data_stopped(fa_analysis *a, fa_comm *c);
 int fa_proxy_links(fa_analysis *a, fa_comm *c);    /* links.c: stopped links from proxy progress */
 int fa_ring_links(fa_analysis *a, fa_comm *c);     /* analyze.c: inferred edges */
 /* Append a link to c->links (capacity *cap).  0 or -1. */

@@ -136,7 +136,7 @@ int fa_proxy_links(fa_analysis *a, fa_comm *c)
   }
   for (uint32_t i = 0; rc == 0 && i < nr; i++)
     if (!find(s, ns, r[i].src, r[i].dst, r[i].channel) &&
-        (fa_member_blamed(c, &c->members[r[i].src]) || c->members[r[i].src].dead_fed))
+        (fa_member_blamed(c, &c->members[r[i].src]) || c->members[r[i].src].data_stopped))
       rc = add(c, idx, &cap, NULL, &r[i]);
   free(s);
   free(r);
@@ -147,10 +147,10 @@ int fa_proxy_links(fa_analysis *a, fa_comm *c)
  * a dump: a member in RecvWait for it at the stuck seq, on a channel where
  * the member that sends to it (its proxy progress of that connection, any
  * seq) completed the operation.  Its data came and went no further: the
- * member is dead_fed, its link is named and the summary says so; it is not
+ * member is data_stopped, its link is named and the summary says so; it is not
  * blamed, since a member that never started the op (queued behind another)
  * looks the same (a small send completes into the receiver's buffers). */
-int fa_proxy_dead_fed(fa_analysis *a, fa_comm *c)
+int fa_proxy_data_stopped(fa_analysis *a, fa_comm *c)
 {
   if (!c->stuck || c->size < 2) return 0;
   for (int32_t w = 0; w < c->size; w++) {
@@ -163,14 +163,14 @@ int fa_proxy_dead_fed(fa_analysis *a, fa_comm *c)
           x->steps_posted <= x->steps_done || x->peer < 0 || x->peer >= c->size || x->peer == w)
         continue;
       fa_member *m = &c->members[x->peer];
-      if (m->state != FA_MEMBER_NO_DUMP || m->dead_fed) continue;
-      for (int32_t u = 0; u < c->size && !m->dead_fed; u++) {
+      if (m->state != FA_MEMBER_NO_DUMP || m->data_stopped) continue;
+      for (int32_t u = 0; u < c->size && !m->data_stopped; u++) {
         const fa_member *mu = &c->members[u];
         const fa_frame *fu = u == x->peer ? NULL : fa_member_frame(a, mu);
         if (!fu || mu->last_completed < (int64_t)c->stuck_seq) continue;
-        for (uint64_t j = 0; j < fu->dump.nproxy && !m->dead_fed; j++) {
+        for (uint64_t j = 0; j < fu->dump.nproxy && !m->data_stopped; j++) {
           const frz_proxy *y = &fu->dump.proxy[j];
-          m->dead_fed = y->comm_id == c->id && (y->rank < 0 || y->rank == u) && y->dir == FRZ_DIR_SEND &&
+          m->data_stopped = y->comm_id == c->id && (y->rank < 0 || y->rank == u) && y->dir == FRZ_DIR_SEND &&
                         y->peer == x->peer && y->channel == x->channel;
         }
       }

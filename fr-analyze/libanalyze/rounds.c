@@ -50,8 +50,8 @@ static int anchor(const frz_record *r, uint64_t comm)
  * at most half as many. */
 #define ROUND_MAX_BACK 64
 
-/* Counted records of d with index in (from, to] are c[s[j]] .. c[s[j]+n[j]):
- * round j as a range of the list c of counted record indexes. */
+/* A round as a range of the list of counted record indexes: entries
+ * first .. first+n-1. */
 typedef struct round_span {
   uint64_t first, n;
 } round_span;
@@ -66,25 +66,25 @@ static int rounds_alike(const frz_dump *d, const uint64_t *c, round_span x, roun
   return 1;
 }
 
-/* Rank dump d against the anchor collectives at[0..nat) (indexes into
- * d->records, in record order): 0 its current round is what its pattern
+/* Rank dump d, whose counted records are c[0..nc) (indexes into
+ * d->records, in record order), against the anchor collectives at[0..nat)
+ * (indexes into d->records too): 0 its current round is what its pattern
  * gives (kept), 1 it is not (changed), -1 unknown (no period of its last
  * complete rounds, up to ROUND_MAX_BACK of them, that repeats at least
  * twice; or memory).  The pattern's period P is the smallest with every
  * complete round alike the one P before it; the current round must begin
  * like the round P before it. */
-static int judge(const frz_dump *d, const uint64_t *at, uint64_t nat)
+static int judge(const frz_dump *d, const uint64_t *c, uint64_t nc, const uint64_t *at, uint64_t nat)
 {
-  if (nat < 3 || !d->nrecords) return -1;
-  uint64_t *c = malloc(d->nrecords * sizeof *c), *pos = malloc((nat + 1) * sizeof *pos);
+  if (nat < 3) return -1;
+  uint64_t *pos = malloc((nat + 1) * sizeof *pos);
   round_span *r = malloc((nat + 1) * sizeof *r);
   int res = -1;
-  if (!c || !pos || !r) goto out;
-  /* the counted records, and where each anchor's round ends in that list */
-  uint64_t nc = 0, k = 0;
-  for (uint64_t i = 0; i < d->nrecords; i++) {
-    if (counted(&d->records[i])) c[nc++] = i;
-    while (k < nat && at[k] == i) pos[k++] = nc;
+  if (!pos || !r) goto out;
+  /* where each anchor's round ends in the list of counted records */
+  for (uint64_t k = 0, n = 0; k < nat; k++) {
+    while (n < nc && c[n] <= at[k]) n++;
+    pos[k] = n;
   }
   /* rounds 1..nat-1 end at anchors 1..nat-1; round nat is what follows */
   for (uint64_t j = 1; j < nat; j++) r[j] = (round_span){pos[j - 1], pos[j] - pos[j - 1]};
@@ -98,7 +98,6 @@ static int judge(const frz_dump *d, const uint64_t *at, uint64_t nat)
     if (periodic) res = !rounds_alike(d, c, r[cur], r[cur - P], 1);
   }
 out:
-  free(c);
   free(pos);
   free(r);
   return res;
@@ -113,33 +112,39 @@ static int judge_rank(const fa_analysis *a, int32_t g)
   if (k < 0) return -1;
   const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
   if (!d->nrecords) return -1;
-  uint64_t *at = malloc(d->nrecords * sizeof *at);
-  uint64_t comms[16];
+  uint64_t *at = malloc(d->nrecords * sizeof *at), *c = malloc(d->nrecords * sizeof *c);
+  uint64_t comms[16], nc = 0;
   uint32_t ncomms = 0;
-  if (!at) return -1;
+  if (!at || !c) {
+    free(at);
+    free(c);
+    return -1;
+  }
   /* the comms it holds collectives of (the first 16: a rank of a real job
    * holds a handful) */
   for (uint64_t i = 0; i < d->nrecords; i++) {
     const frz_record *r = &d->records[i];
+    if (counted(r)) c[nc++] = i;
     if (r->kind != FRZ_KIND_COLL) continue;
-    uint32_t c = 0;
-    while (c < ncomms && comms[c] != r->comm_id) c++;
-    if (c == ncomms && ncomms < 16) comms[ncomms++] = r->comm_id;
+    uint32_t x = 0;
+    while (x < ncomms && comms[x] != r->comm_id) x++;
+    if (x == ncomms && ncomms < 16) comms[ncomms++] = r->comm_id;
   }
   int kept = 0, changed = 0;
-  for (uint32_t c = 0; c < ncomms; c++) {
+  for (uint32_t x = 0; x < ncomms; x++) {
     uint64_t nat = 0;
     for (uint64_t j = 0; j < d->nrecords; j++)
-      if (anchor(&d->records[j], comms[c])) at[nat++] = j;
-    int v = judge(d, at, nat);
+      if (anchor(&d->records[j], comms[x])) at[nat++] = j;
+    int v = judge(d, c, nc, at, nat);
     kept |= v == 0;
     changed |= v == 1;
   }
   free(at);
+  free(c);
   return kept == changed ? -1 : changed;
 }
 
-int32_t fa_round_astray(const fa_analysis *a, const fa_verdict *v)
+int32_t fa_round_changed(const fa_analysis *a, const fa_verdict *v)
 {
   if (v->ncycle < 2 || v->ncycle > ROUND_MAX_CYCLE) return -1;
   int32_t got = -1;

@@ -426,9 +426,9 @@ static int say_hang(const fa_analysis *a, sbuf *b)
         if (unread) sb_printf(b, " (rank %d's dump could not be read)", o.v[0]);
         else if (o.n) sb_printf(b, " (%s left no dump)", ranks_phrase(&o, p1, sizeof p1));
         else sb_printf(b, " (%u member(s) left no dump)", c->nno_dump);
-        /* where the data stopped at one of them (fa_proxy_dead_fed): said, not blamed */
+        /* where the data stopped at one of them (fa_proxy_data_stopped): said, not blamed */
         for (int32_t r = 0; r < c->size; r++)
-          if (c->members[r].dead_fed && c->members[r].global_rank >= 0) {
+          if (c->members[r].data_stopped && c->members[r].global_rank >= 0) {
             sb_printf(b, "; the data stopped at rank %d (a member waits in RecvWait for it, the one that "
                       "sends to it completed): killed in the op, or it never started it; not blamed",
                       c->members[r].global_rank);
@@ -569,7 +569,6 @@ static int members_dumped(const fa_comm *c, fa_ranks *out)
   return 0;
 }
 
-
 /* Has comm c a hang to tell beside a mismatch: members waiting in (or past)
  * its stuck op, or p2p ops waiting?  (Without, the mismatch is the story:
  * the seqs after it no longer line up, a teardown that looks stuck
@@ -581,6 +580,7 @@ static int hang_to_say(const fa_comm *c)
     if (c->links[i].p2p && !c->links[i].joined && fa_p2p_waiter(&c->links[i]) >= 0) return 1;
   return 0;
 }
+
 /* "one unique id made 2 comms 5c1f... (2 ranks): ranks 0-1, ranks 2-3" for
  * the first shared id (and how many more). */
 static int say_shared(const fa_analysis *a, sbuf *b)

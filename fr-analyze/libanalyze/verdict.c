@@ -556,7 +556,7 @@ int fa_verdict_build(fa_analysis *a)
   v->astray_how = (uint8_t)how;
   /* otherwise, who changed its round of ops: said, not blamed alone (a
    * rank that changed may have done a new call its peer wrongly left out) */
-  v->changed = culprit || v->astray >= 0 ? -1 : fa_round_astray(a, v);
+  v->changed = culprit || v->astray >= 0 ? -1 : fa_round_changed(a, v);
   if (v->astray >= 0 && fa_ranks_push(&v->root_cause, &cap_r, v->astray)) return -1;
   for (uint32_t i = 0; i < v->ncycle && !culprit && v->astray < 0; i++) {
     const fa_wait_step *st = &v->cycle[i];
