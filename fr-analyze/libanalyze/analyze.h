@@ -123,9 +123,10 @@ typedef struct fa_member {
                               network or device side broke */
   uint8_t gone;            /* lagging because its process ended (its last dump was written at exit
                               or on a fatal signal) with the stuck op in flight: its part never comes */
-  uint8_t data_stopped;        /* no dump, and its data stopped there: at the stuck seq a member waits in
+  uint8_t data_stopped;    /* no dump, and its data stopped there: at the stuck seq a member waits in
                               RecvWait for it on a channel where the member that sends to it
                               completed the op (proxy progress; links.c); said, not blamed */
+  int32_t stopped_waiter, stopped_sender; /* with data_stopped: the global ranks of those two */
   int32_t *cand;           /* comm rank of a comm that never formed, claimed by no dump, whose
                               rank the evidence does not fix: the global ranks it may be (each
                               dumped without a record of the comm, or left no dump), sorted */

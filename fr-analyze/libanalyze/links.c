@@ -171,7 +171,9 @@ int fa_proxy_data_stopped(fa_analysis *a, fa_comm *c)
         for (uint64_t j = 0; j < fu->dump.nproxy && !m->data_stopped; j++) {
           const frz_proxy *y = &fu->dump.proxy[j];
           m->data_stopped = y->comm_id == c->id && (y->rank < 0 || y->rank == u) && y->dir == FRZ_DIR_SEND &&
-                        y->peer == x->peer && y->channel == x->channel;
+                            y->peer == x->peer && y->channel == x->channel;
+          m->stopped_waiter = c->members[w].global_rank;
+          m->stopped_sender = mu->global_rank;
         }
       }
     }

@@ -429,9 +429,10 @@ static int say_hang(const fa_analysis *a, sbuf *b)
         /* where the data stopped at one of them (fa_proxy_data_stopped): said, not blamed */
         for (int32_t r = 0; r < c->size; r++)
           if (c->members[r].data_stopped && c->members[r].global_rank >= 0) {
-            sb_printf(b, "; the data stopped at rank %d (a member waits in RecvWait for it, the one that "
-                      "sends to it completed): killed in the op, or it never started it; not blamed",
-                      c->members[r].global_rank);
+            const fa_member *m = &c->members[r];
+            sb_printf(b, "; the data stopped at rank %d: rank %d waits in RecvWait for it, while rank %d, "
+                      "which sends to it, completed the op (rank %d was killed in it, or never started it: "
+                      "not blamed)", m->global_rank, m->stopped_waiter, m->stopped_sender, m->global_rank);
             break;
           }
       }

@@ -23,7 +23,7 @@ for scn in "$FR_SRCDIR"/tests/scenarios/b7n-*.scn; do
         "$FR_TMP/run/analysis.json")
       case $roots in "[5]"|"[2, 5]") ;; *) fail "$name: root causes $roots, expected [5] or [2, 5]" ;; esac ;;
     b7n-crash-and-stop-*) where=3
-      echo "$text" | grep -q "the data stopped at rank 3 (a member waits in RecvWait for it" ||
+      echo "$text" | grep -q "the data stopped at rank 3: rank 4 waits in RecvWait for it, while rank 2, which sends to it, completed the op" ||
         fail "$name: the summary does not say where the data stopped: $text" ;;
     *) where= ;;
   esac
