@@ -68,8 +68,22 @@ typedef struct pg_facts {
   int64_t p2p_coll_seq;  /* highest collective_seq_id a p2p entry carries; -1 none */
   uint64_t last_id;      /* record_id of its newest entry */
   uint8_t last_p2p;      /* its newest entry is a p2p op (or a p2p batch) */
+  int64_t last_p2p_seq;  /* that entry's p2p_seq_id and collective_seq_id; -1 none */
+  int64_t last_coll_seq;
   uint8_t any;
 } pg_facts;
+
+/* Does pg_status count p2p ops, its last work being a p2p op?  Where the
+ * group's newest entry is one, unless its last enqueued work is a
+ * collective seq at or past that entry's own and not its p2p seq: in a
+ * dump of active entries only, the members of long-finished p2p batches
+ * stay (PyTorch never retires them) while the collectives after them left
+ * (seen with PyTorch 2.11: a2a-hang, rank 3). */
+static int status_counts_p2p(const pg_facts *f, int64_t enq)
+{
+  if (!f->last_p2p) return 0;
+  return !(enq >= 0 && f->last_coll_seq >= 0 && enq >= f->last_coll_seq && enq != f->last_p2p_seq);
+}
 
 /* pg_status's counters of g: -1 each when absent. */
 static void status_of(const pt_pg *g, int64_t *enq, int64_t *sst, int64_t *comp)
@@ -118,7 +132,7 @@ static void fill_counters(frz_comm *m, frz_pt_comm *pc, const seqkey *k, uint64_
     return;
   }
   pc->counters = FRZ_PT_CTR_ENTRIES;
-  if (f->last_p2p) enq = sst = comp = -1; /* p2p numbers: not ours */
+  if (status_counts_p2p(f, enq)) enq = sst = comp = -1; /* p2p numbers: not ours */
   int64_t hi = enq > f->p2p_coll_seq ? enq : f->p2p_coll_seq;
   if (n && (int64_t)(k[n - 1].key >> 1) > hi) hi = (int64_t)(k[n - 1].key >> 1);
   if (hi < 0) hi = 0;
@@ -153,7 +167,7 @@ static void fill_counters(frz_comm *m, frz_pt_comm *pc, const seqkey *k, uint64_
 /* The facts of every group's entries (facts[pg index]). */
 static void entry_facts(pt_ctx *c, pg_facts *facts)
 {
-  for (uint32_t i = 0; i < c->npgs; i++) facts[i] = (pg_facts){-1, 0, 0, 0};
+  for (uint32_t i = 0; i < c->npgs; i++) facts[i] = (pg_facts){.p2p_coll_seq = -1, .last_p2p_seq = -1, .last_coll_seq = -1};
   for (uint32_t i = 0; i < c->nentries; i++) {
     const pt_entry *e = &c->ef[i];
     if (e->pg < 0) continue;
@@ -167,6 +181,9 @@ static void entry_facts(pt_ctx *c, pg_facts *facts)
     if (!f->any || (uint64_t)id >= f->last_id) {
       f->last_id = (uint64_t)id;
       f->last_p2p = (uint8_t)p2p;
+      f->last_p2p_seq = f->last_coll_seq = -1;
+      pv_int(e->f[PK_P2P_SEQ_ID], &f->last_p2p_seq);
+      pv_int(e->f[PK_COLLECTIVE_SEQ_ID], &f->last_coll_seq);
     }
     f->any = 1;
   }
@@ -181,7 +198,8 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
   seqkey *k = malloc((d->nrecords ? d->nrecords : 1) * sizeof *k);
   int64_t *started = malloc((d->ncomms ? d->ncomms : 1) * sizeof *started);
   pg_facts *facts = malloc((c->npgs ? c->npgs : 1) * sizeof *facts);
-  int64_t *comp_of = malloc((c->npgs ? c->npgs : 1) * sizeof *comp_of); /* pg_status's, per group */
+  /* pg_status's last completed and last enqueued collective, per group */
+  int64_t *comp_of = malloc((c->npgs ? c->npgs : 1) * 2 * sizeof *comp_of);
   if (!k || !started || !facts || !comp_of) {
     free(k);
     free(started);
@@ -189,10 +207,19 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
     free(comp_of);
     return pt_nomem(c);
   }
+  int64_t *enq_of = comp_of + (c->npgs ? c->npgs : 1);
   entry_facts(c, facts);
   for (uint32_t g = 0; g < c->npgs; g++) {
-    int64_t enq, sst;
-    status_of(&c->pgs[g], &enq, &sst, &comp_of[g]);
+    int64_t sst;
+    status_of(&c->pgs[g], &enq_of[g], &sst, &comp_of[g]);
+    if (status_counts_p2p(&facts[g], enq_of[g])) enq_of[g] = comp_of[g] = -1; /* p2p numbers: not ours */
+  }
+  if (pt_coalesced_evidence(d, rec_comm, comm_pg, comp_of, enq_of)) {
+    free(k);
+    free(started);
+    free(facts);
+    free(comp_of);
+    return pt_nomem(c);
   }
   for (uint32_t m = 0; m < d->ncomms; m++) started[m] = -1;
   uint64_t n = 0;
@@ -201,7 +228,7 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
     if ((r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_LIFE) || r->seq > (UINT64_MAX >> 2)) continue;
     uint32_t g = comm_pg[rec_comm[i]];
     int64_t comp = comp_of[g];
-    if (!facts[g].last_p2p && comp >= 0 && r->seq <= (uint64_t)comp)
+    if (comp >= 0 && r->seq <= (uint64_t)comp)
       r->state = FRZ_STATE_COMPLETED;
     k[n++] = (seqkey){rec_comm[i], r->seq << 1 | (r->state == FRZ_STATE_COMPLETED)};
     if (r->state >= FRZ_STATE_STARTED && (int64_t)r->seq > started[rec_comm[i]])

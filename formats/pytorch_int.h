@@ -113,5 +113,12 @@ int pt_p2p_ranks(const char *pname, int32_t *self, int32_t *peer);
 /* Every entry into a record of d (and d->pt->records), rec_comm[i] the comm
  * table index of record i; coalesced groups and p2p seqs resolved. */
 frz_status pt_fill_records(pt_ctx *c, frz_dump *d, uint32_t *rec_comm);
+/* Coalesced collective groups whose completion the dump does not show
+ * (pytorch_coal.c): marked FRZ_RF_NO_TRACKING.  comp_of[g] and enq_of[g]
+ * are pg_status's last completed and last enqueued collective of group g
+ * where they count collectives, else -1; comm_pg maps comm to group.
+ * 0, or -1 out of memory. */
+int pt_coalesced_evidence(frz_dump *d, const uint32_t *rec_comm, const uint32_t *comm_pg,
+                          const int64_t *comp_of, const int64_t *enq_of);
 
 #endif /* FR_PYTORCH_INT_H */

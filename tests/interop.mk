@@ -23,6 +23,10 @@ tests_json_schema_check_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_json_schema_check_LDADD = $(CJSON_LIBS) -lm
 TESTS += tests/e2e/interop-exports.sh
 EXTRA_DIST += tests/e2e/interop-exports.sh tests/device/torch_fr_hang.py tests/device/run-fr-hang.sh
+# real 4-rank PyTorch jobs on one GPU (tests/device/run-multirank.sh): every
+# kind of PyTorch dump and the recorder's, each with its verdict
+TESTS += tests/e2e/pytorch-h200.sh
+EXTRA_DIST += tests/e2e/pytorch-h200.sh tests/device/run-multirank.sh tests/device/torch_multirank.py
 
 ## real PyTorch dumps of a 16-rank MoE job with two faulty ranks each (issue 14)
 TESTS += tests/e2e/pytorch-real.sh

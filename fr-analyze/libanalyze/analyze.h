@@ -193,6 +193,9 @@ typedef struct fa_link {
   uint8_t joined;              /* p2p: both sides posted and started the op, both
                                   alive, neither completed it: it never moved (the
                                   device or network side); nobody is blamed */
+  uint8_t held_by_group;       /* p2p, joined: on one side the op's NCCL group holds an
+                                  op whose peer never posted: it waits with its group
+                                  (a consequence), not for the device or network */
   uint8_t counterpart_ended;   /* p2p: the other side posted its op, then its
                                   process ended with it in flight (exit or
                                   fatal signal): it never completes */

@@ -429,6 +429,12 @@ static void fill_member(const fa_analysis *a, fa_member *m)
     m->counters_unknown = 1;
     return;
   }
+  /* PyTorch, pg_status alone: its last completed collective is not moved
+   * by coalesced groups (PyTorch 2.11), so what lies past it up to the
+   * last enqueued may have completed: completion unknown (not tracked) */
+  if (f->dump.pt && f->dump.pt->comms[m->entry].counters == FRZ_PT_CTR_STATUS &&
+      m->last_completed < m->last_enqueued)
+    m->tracked = 0;
   if (sl->len) {
     const frz_record *last = &f->dump.records[f->idx[sl->start + sl->len - 1]];
     if (last->seq <= (uint64_t)FA_SEQ_MAX && (int64_t)last->seq > m->last_enqueued)

@@ -26,7 +26,14 @@ typedef struct p2p_op {
   int64_t t_gave;    /* when its rank gave up (wall clock: its reaction's start, or the end of a
                         process that waited to its end); 0 not known or did not */
   uint8_t waited;    /* enqueued FA_GAVE_UP_NS or more before its dump was taken */
+  uint64_t group;    /* its NCCL group on the recording rank (ncclGroupStart..End); 0 none */
 } p2p_op;
+
+/* The NCCL groups of a link's waiting ops, by the comm rank that made them:
+ * src's and dst's for a joined link, the waiting side's alone otherwise. */
+typedef struct link_groups {
+  uint64_t src, dst;
+} link_groups;
 
 /* How long both sides of a p2p op must have waited for it (from its call),
  * started and neither done, for the pair to count as stuck there (joined)
@@ -138,7 +145,7 @@ static int pair_mismatch(fa_comm *c, const p2p_op *x, const p2p_op *y)
  * never comes: the other side waits for it), or that both sides posted and
  * started and neither finished, both alive (joined: it never moved). */
 static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *ops, size_t i,
-                      size_t j)
+                      size_t j, link_groups *lg)
 {
   int32_t src = ops[i].src, dst = ops[i].dst;
   int64_t max_send = max_seq(ops, i, j, FRZ_DIR_SEND), max_recv = max_seq(ops, i, j, FRZ_DIR_RECV);
@@ -211,10 +218,41 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     if (joined) l.pending_dir = FRZ_DIR_SEND; /* (the sender's side named first) */
     l.seq = o->shown;
     if (fa_grow(&c->links, cap, c->nlinks + 1, sizeof *c->links)) return -1;
+    lg[c->nlinks] = (link_groups){0, 0};
+    if (joined) {
+      const p2p_op *s = ops[k].dir == FRZ_DIR_SEND ? &ops[k] : &ops[k + 1];
+      lg[c->nlinks] = (link_groups){s->group, (s == &ops[k] ? &ops[k + 1] : &ops[k])->group};
+    } else if (o->dir == FRZ_DIR_SEND) {
+      lg[c->nlinks].src = o->group;
+    } else {
+      lg[c->nlinks].dst = o->group;
+    }
     c->links[c->nlinks++] = l;
     done_dir[o->dir] = 1;
   }
   return 0;
+}
+
+/* NCCL runs the p2p ops of one group (ncclGroupStart..ncclGroupEnd: an
+ * all-to-all, a batch of isend/irecv) as one launch that completes as a
+ * whole, so an op both sides posted and started waits with its group when,
+ * on either side, the same group holds an op whose peer never posted its
+ * counterpart: a consequence of that missing op, not of the device or the
+ * network.  Marks such joined links of c (from index first on). */
+static void held_by_groups(fa_comm *c, uint32_t first, const link_groups *lg)
+{
+  for (uint32_t i = first; i < c->nlinks; i++) {
+    fa_link *l = &c->links[i];
+    if (!l->p2p || !l->joined) continue;
+    for (uint32_t k = first; k < c->nlinks && !l->held_by_group; k++) {
+      const fa_link *w = &c->links[k];
+      if (!w->p2p || w->joined || w->counterpart_late) continue;
+      int32_t owner = w->pending_dir == FRZ_DIR_SEND ? w->src_comm_rank : w->dst_comm_rank;
+      uint64_t g = w->pending_dir == FRZ_DIR_SEND ? lg[k].src : lg[k].dst;
+      if (g && ((owner == l->src_comm_rank && g == lg[i].src) || (owner == l->dst_comm_rank && g == lg[i].dst)))
+        l->held_by_group = 1;
+    }
+  }
 }
 
 int fa_p2p_comm(fa_analysis *a, fa_comm *c)
@@ -269,6 +307,7 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
                                          (int64_t)f->dump.process.anchor_realtime_ns
                                    : 0;
       o->state = rec->state;
+      o->group = rec->group_id;
       o->ended = (uint8_t)(ended && !fa_waited_to_end(&f->dump, rec)); /* (one that waited, then ended, gave up) */
       /* (or its rank gave up on it: a watchdog judged it stuck, and aborted;
        * or its rank gave up at all while it had been in flight
@@ -304,14 +343,18 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
     if (realign(ops, i, j)) qsort(ops + i, j - i, sizeof *ops, cmp_op);
     i = j;
   }
-  uint32_t cap = c->nlinks;
-  int rc = 0;
+  uint32_t cap = c->nlinks, first = c->nlinks;
+  /* (at most one link per direction of each pair) */
+  link_groups *lg = malloc((c->nlinks + 2 * n + 1) * sizeof *lg);
+  int rc = lg ? 0 : -1;
   for (size_t i = 0; i < n && rc == 0;) {
     size_t j = i;
     while (j < n && ops[j].src == ops[i].src && ops[j].dst == ops[i].dst) j++;
-    rc = pair_links(a, c, &cap, ops, i, j);
+    rc = pair_links(a, c, &cap, ops, i, j, lg);
     i = j;
   }
+  if (rc == 0) held_by_groups(c, first, lg);
+  free(lg);
   free(ops);
   return rc;
 }

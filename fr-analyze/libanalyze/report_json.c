@@ -145,6 +145,7 @@ static cJSON *link_obj(jctx *j, const fa_link *l)
     if (l->counterpart_ended) add(j, o, "counterpart_ended", chk(j, cJSON_CreateTrue()));
     if (l->counterpart_late) add(j, o, "counterpart_late", chk(j, cJSON_CreateTrue()));
     if (l->joined) add(j, o, "joined", chk(j, cJSON_CreateTrue()));
+    if (l->held_by_group) add(j, o, "held_by_group", chk(j, cJSON_CreateTrue()));
   }
   if (l->evidence) { /* from proxy progress */
     cJSON *ev = chk(j, cJSON_CreateArray());

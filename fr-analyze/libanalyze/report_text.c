@@ -118,7 +118,9 @@ static void link_text(FILE *o, const fa_link *l)
   fputs(fa_link_ends(l, "->", ends, sizeof ends), o);
   if (l->p2p) {
     int send = l->pending_dir == FRZ_DIR_SEND;
-    if (l->joined)
+    if (l->joined && l->held_by_group)
+      fprintf(o, " (p2p seq %llu: held by its NCCL group, where a peer never posted", (unsigned long long)l->seq);
+    else if (l->joined)
       fprintf(o, " (p2p seq %llu: both posted and started it, neither completed: device or network side",
               (unsigned long long)l->seq);
     else if (l->counterpart_late)

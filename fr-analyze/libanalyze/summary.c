@@ -222,7 +222,7 @@ static void say_unread_alternative(const fa_analysis *a, int32_t g, const fa_com
 static const fa_link *joined_link(const fa_comm *c)
 {
   for (uint32_t i = 0; i < c->nlinks; i++)
-    if (c->links[i].p2p && c->links[i].joined) return &c->links[i];
+    if (c->links[i].p2p && c->links[i].joined && !c->links[i].held_by_group) return &c->links[i];
   return NULL;
 }
 
@@ -622,6 +622,15 @@ int fa_verdict_summary(fa_analysis *a)
                 ranks_phrase(&a->ranks_missing, p, sizeof p));
     else
       for (uint32_t i = 0; i < a->ncomms; i++) {
+        if (a->comms[i].pt && ((!a->comms[i].tracked && a->comms[i].seq_hi >= 0) || a->comms[i].unknown_from >= 0)) {
+          /* PyTorch (frz(5)): coalesced groups' completion is not recorded */
+          char lab[160];
+          sb_printf(&b, "whether seq %lld on comm %s completed is unknown: every rank enqueued it, "
+                    "and PyTorch's Flight Recorder records no completion of coalesced groups",
+                    (long long)(a->comms[i].unknown_from >= 0 ? a->comms[i].unknown_from : a->comms[i].seq_hi),
+                    fa_comm_label(&a->comms[i], lab, sizeof lab));
+          break;
+        }
         if (!a->comms[i].tracked && a->comms[i].seq_hi >= 0) {
           sb_printf(&b, "completion was not tracked on comm %s: every rank enqueued up to seq %lld, "
                     "and whether that completed is unknown", fa_hex(a->comms[i].id, hex),

@@ -271,6 +271,8 @@ static int cmp_link(const void *x, const void *y)
 {
   const fa_link *a = x, *b = y;
   if (a->p2p != b->p2p) return a->p2p < b->p2p ? -1 : 1;
+  /* (links that only wait with their NCCL group last: consequences) */
+  if (a->held_by_group != b->held_by_group) return a->held_by_group < b->held_by_group ? -1 : 1;
   if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
   if (a->src != b->src) return a->src < b->src ? -1 : 1;
   if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;

@@ -31,7 +31,8 @@ run_case() {
   "$FR_RUN_SCENARIO" "$scn" "$FR_TMP/run" > "$FR_TMP/stdout" 2> "$FR_TMP/stderr" ||
     { cat "$FR_TMP/stderr" >&2; fail "run-scenario $name failed"; }
   cat "$FR_TMP/stdout"
-  "$FR_JSON_EXPECT" "$exp" "$FR_TMP/run/analysis.json" || fail "$name: analysis differs from $exp"
+  "$FR_JSON_EXPECT" "$exp" "$FR_TMP/run/analysis.json" ||
+    { sed '/^$/,$d' "$FR_TMP/run/verdict.txt" >&2; fail "$name: analysis differs from $exp"; }
 }
 
 # check_hang_case NAME NRANKS: run_case, then every rank dumped frame 0, the

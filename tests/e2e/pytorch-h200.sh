@@ -1,0 +1,45 @@
+#!/bin/sh
+# Real dumps of real 4-rank PyTorch jobs (PyTorch 2.11, NCCL 2.28.9, one
+# H200, tests/fixtures/pytorch-fr/h200-4rank/, made by
+# tests/device/run-multirank.sh): every kind PyTorch writes (the full
+# pickle, JSON, active entries only, pg_status alone, the watchdog's dump
+# on timeout) and the recorder's own frz dumps of the same jobs.  Each
+# directory gets its verdict: the healthy job is healthy, the hung ones
+# name exactly the rank that stopped (3 before world's all_to_all_single,
+# 1 before tp0's uneven all_gather), never one that waits in NCCL.
+. "$FR_SRCDIR/tests/e2e/lib.sh"
+fr_tmpdir
+FIX="$FR_SRCDIR/tests/fixtures/pytorch-fr/h200-4rank"
+
+# h200_case JOB KIND STATUS EXIT [ROOT]: JOB/KIND's verdict.
+h200_case() {
+  job=$1 kind=$2 status=$3 want=$4 root=${5:-}
+  d="$FIX/$job/$kind"
+  [ -d "$d" ] || fail "missing $d"
+  "$FR_ANALYZE" --json "$d" > "$FR_TMP/v.json"
+  rc=$?
+  [ "$rc" -eq "$want" ] || { "$FR_ANALYZE" "$d" >&2; fail "$job/$kind: fr-analyze exited $rc, expected $want"; }
+  if [ -n "$root" ]; then
+    printf '{ "verdict": { "status": "%s", "root_cause_ranks": [%s], "mismatch": null } }\n' "$status" "$root"
+  else
+    printf '{ "verdict": { "status": "%s" } }\n' "$status"
+  fi > "$FR_TMP/want.json"
+  "$FR_JSON_EXPECT" "$FR_TMP/want.json" "$FR_TMP/v.json" ||
+    { "$FR_ANALYZE" "$d" >&2; fail "$job/$kind: verdict differs"; }
+  "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/v.json" || fail "$job/$kind: a root cause waits in NCCL"
+  echo "$job/$kind: $status${root:+ [$root]}"
+}
+
+for k in api-full api-json api-active api-noentries api-noentries-json frz; do
+  h200_case kinds $k healthy 0
+done
+for k in api-full api-json api-active api-noentries api-noentries-json timeout frz; do
+  h200_case a2a-hang $k hang 1 3
+  h200_case coalesced-hang $k hang 1 1
+done
+# where PyTorch's dumps say which op: the one the rank never called
+"$FR_ANALYZE" "$FIX/a2a-hang/timeout" | grep -q "rank 3 never entered all_to_all seq 21" ||
+  fail "a2a-hang: the stuck all_to_all is not named"
+"$FR_ANALYZE" "$FIX/coalesced-hang/api-active" | grep -q "rank 1 never entered _all_gather_base seq 19" ||
+  fail "coalesced-hang: the active entries do not name the stuck _all_gather_base"
+echo "pytorch-h200: 20 real dump directories, each with its verdict"
