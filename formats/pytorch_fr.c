@@ -105,7 +105,7 @@ static void status_of(const pt_pg *g, int64_t *enq, int64_t *sst, int64_t *comp)
  * there is (FRZ_PT_CTR_STATUS), without a pg_id for the group nothing is
  * known (FRZ_PT_CTR_UNKNOWN). */
 static void fill_counters(frz_comm *m, frz_pt_comm *pc, const seqkey *k, uint64_t n,
-                          int64_t started, const pg_facts *f, const pt_pg *g)
+                          int64_t started, const pg_facts *f, const pt_pg *g, int64_t comp_proved)
 {
   int64_t enq, sst, comp;
   status_of(g, &enq, &sst, &comp);
@@ -133,6 +133,7 @@ static void fill_counters(frz_comm *m, frz_pt_comm *pc, const seqkey *k, uint64_
   }
   pc->counters = FRZ_PT_CTR_ENTRIES;
   if (status_counts_p2p(f, enq)) enq = sst = comp = -1; /* p2p numbers: not ours */
+  comp = comp_proved; /* (what it proves, all_counters) */
   int64_t hi = enq > f->p2p_coll_seq ? enq : f->p2p_coll_seq;
   if (n && (int64_t)(k[n - 1].key >> 1) > hi) hi = (int64_t)(k[n - 1].key >> 1);
   if (hi < 0) hi = 0;
@@ -200,11 +201,13 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
   pg_facts *facts = malloc((c->npgs ? c->npgs : 1) * sizeof *facts);
   /* pg_status's last completed and last enqueued collective, per group */
   int64_t *comp_of = malloc((c->npgs ? c->npgs : 1) * 2 * sizeof *comp_of);
-  if (!k || !started || !facts || !comp_of) {
+  uint8_t *done_p2p = malloc(d->ncomms ? d->ncomms : 1);
+  if (!k || !started || !facts || !comp_of || !done_p2p) {
     free(k);
     free(started);
     free(facts);
     free(comp_of);
+    free(done_p2p);
     return pt_nomem(c);
   }
   int64_t *enq_of = comp_of + (c->npgs ? c->npgs : 1);
@@ -214,11 +217,48 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
     status_of(&c->pgs[g], &enq_of[g], &sst, &comp_of[g]);
     if (status_counts_p2p(&facts[g], enq_of[g])) enq_of[g] = comp_of[g] = -1; /* p2p numbers: not ours */
   }
+  /* pg_status's last completed collective is the work whose completion the
+   * watchdog saw last, not a bound: a coalesced group's events bracket no
+   * kernel, so it is seen completed at once, before the ops ahead of it on
+   * the stream (PyTorch 2.11: a rank whose stream was busy showed 15 with
+   * its seq 13 never started, gpu-stall).  It proves the seqs before it
+   * only when its own record is not a coalesced group's. */
+  /* (a group's members whose closing record a dump of active entries
+   * dropped are two or more collective records at one seq) */
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *r = &d->records[i];
+    uint32_t g = comm_pg[rec_comm[i]];
+    if (comp_of[g] < 0 || r->kind == FRZ_KIND_P2P || r->seq != (uint64_t)comp_of[g]) continue;
+    int group = d->pt->records[i].coalesced != FRZ_PT_COALESCED_NO;
+    for (uint64_t x = i + 1; !group && x < d->nrecords; x++)
+      if (rec_comm[x] == rec_comm[i]) {
+        group = d->records[x].kind == FRZ_KIND_COLL && d->records[x].seq == r->seq;
+        break;
+      }
+    if (group) comp_of[g] = -1;
+  }
+  /* Each counter holds the seq of the work that set it last: the last
+   * completed is a p2p seq where the group's newest completed entry is a
+   * p2p op or batch (PyTorch 2.11's pipeline, pp-hang: last enqueued 4, an
+   * all_reduce; last completed 7, a send) */
+  for (uint32_t m = 0; m < d->ncomms; m++) done_p2p[m] = 0;
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *r = &d->records[i];
+    if (r->state != FRZ_STATE_COMPLETED || (r->flags & FRZ_RF_NO_TRACKING)) continue;
+    int p2p = r->kind == FRZ_KIND_P2P ||
+              (r->kind == FRZ_KIND_GROUP && d->pt->records[i].coalesced == FRZ_PT_COALESCED_CLOSE &&
+               i > 0 && d->records[i - 1].kind == FRZ_KIND_P2P);
+    if (r->kind == FRZ_KIND_P2P && d->pt->records[i].coalesced == FRZ_PT_COALESCED_MEMBER) continue;
+    done_p2p[rec_comm[i]] = (uint8_t)p2p;
+  }
+  for (uint32_t m = 0; m < d->ncomms; m++)
+    if (done_p2p[m]) comp_of[comm_pg[m]] = -1;
   if (pt_coalesced_evidence(d, rec_comm, comm_pg, comp_of, enq_of)) {
     free(k);
     free(started);
     free(facts);
     free(comp_of);
+    free(done_p2p);
     return pt_nomem(c);
   }
   for (uint32_t m = 0; m < d->ncomms; m++) started[m] = -1;
@@ -240,13 +280,15 @@ static frz_status all_counters(pt_ctx *c, frz_dump *d, const uint32_t *rec_comm,
     uint64_t b = a;
     while (b < n && k[b].comm == m) b++;
     const pt_pg *g = &c->pgs[comm_pg[m]];
-    fill_counters(&d->comms[m], &d->pt->comms[m], k + a, b - a, started[m], &facts[comm_pg[m]], g);
+    fill_counters(&d->comms[m], &d->pt->comms[m], k + a, b - a, started[m], &facts[comm_pg[m]], g,
+                  comp_of[comm_pg[m]]);
     a = b;
   }
   free(k);
   free(started);
   free(facts);
   free(comp_of);
+  free(done_p2p);
   return FRZ_OK;
 }
 

@@ -312,14 +312,22 @@ static int resolve_coalesced(frz_dump *d, const uint32_t *rec_comm)
   for (uint64_t i = 0; i < d->nrecords; i++) {
     frz_record *cl = &d->records[i];
     if (d->pt->records[i].coalesced != FRZ_PT_COALESCED_CLOSE) continue;
+    /* a p2p batch's "nccl:coalesced" says is_p2p False in PyTorch 2.11's
+     * dumps (h200-4rank): its members, p2p ops, tell it */
+    int batch = cl->kind == FRZ_KIND_GROUP;
+    for (uint64_t k = i; !batch && k-- > 0;)
+      if (rec_comm[k] == rec_comm[i]) {
+        batch = d->records[k].kind == FRZ_KIND_P2P && d->pt->records[k].coalesced != FRZ_PT_COALESCED_CLOSE;
+        break;
+      }
+    if (batch) cl->kind = FRZ_KIND_GROUP;
     uint64_t members = 0;
     for (uint64_t k = i; k-- > 0;) {
       frz_record *m = &d->records[k];
       frz_pt_record *pm = &d->pt->records[k];
       if (rec_comm[k] != rec_comm[i]) continue;
       if (pm->coalesced == FRZ_PT_COALESCED_CLOSE) break;
-      int same = cl->kind == FRZ_KIND_GROUP ? m->kind == FRZ_KIND_P2P
-                                            : (m->kind == FRZ_KIND_COLL && m->seq == cl->seq);
+      int same = batch ? m->kind == FRZ_KIND_P2P : (m->kind == FRZ_KIND_COLL && m->seq == cl->seq);
       if (!same) break;
       pm->coalesced = FRZ_PT_COALESCED_MEMBER;
       if (m->state < cl->state) {

@@ -366,7 +366,7 @@ def pt_allgather_uneven(name, timing):
     job = Job(W, timing=timing)
     job.coalesced(job.world, lambda r: [("_broadcast_oop", [[i + 1, 2]], [[i + 1, 2]], "Float") for i in range(W)],
                   "ALLGATHER_coalesced")
-    write(name, job, "pickle", "trace_%d", T("healthy", []))
+    write(name, job, "pickle", "trace_%d", T("inconclusive", [], note="a trailing coalesced group: its closing record is no evidence of completion (real PyTorch 2.11 dumps)"))
 
 def pt_coalescing_manager(name):
     job = Job(2)

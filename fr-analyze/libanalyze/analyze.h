@@ -491,6 +491,11 @@ const char *fa_record_op_name(const frz_dump *d, const frz_record *r);
  * its desc, name and members ("518317af6e5bf901 (EXPERT_MODEL_PARALLEL_GROUP,
  * pg 74, ranks 12-15)"), sanitised.  Returns buf. */
 char *fa_comm_label(const fa_comm *c, char *buf, size_t len);
+/* Does a member of c with a dump have counters that say nothing (a
+ * PyTorch group whose pg_status cannot be read: counters_unknown) while
+ * its last enqueued and last completed works differ (something of it may
+ * be pending)? */
+int fa_counters_unknown(const fa_analysis *a, const fa_comm *c);
 
 /* A comm's last completed seq as the reports show it: -1 (none) for a
  * PyTorch process group that completed nothing but its creation (seq 0,

@@ -398,7 +398,10 @@ static void past_untracked(const fa_frame *f, const fa_slice *sl, int64_t *lc, i
     if (r->seq > (uint64_t)FA_SEQ_MAX) break;
     int64_t seq = (int64_t)r->seq;
     if (seq < next) continue;
-    if (seq > next) break; /* a seq not retained: nothing known past it */
+    /* a seq not retained: nothing known past it; but inside a PyTorch
+     * dump's window it was retired (completed) and left a dump of active
+     * entries only (a ring drops the oldest, never one in between) */
+    if (seq > next && !(f->dump.pt && run >= 0)) break;
     int done = r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED;
     int untracked = !done && (r->flags & FRZ_RF_NO_TRACKING) && !(r->flags & FRZ_RF_IN_CALL);
     if (!done && !untracked) break;

@@ -622,6 +622,13 @@ int fa_verdict_summary(fa_analysis *a)
                 ranks_phrase(&a->ranks_missing, p, sizeof p));
     else
       for (uint32_t i = 0; i < a->ncomms; i++) {
+        if (fa_counters_unknown(a, &a->comms[i])) {
+          char lab[160];
+          sb_printf(&b, "the counters of comm %s say nothing on some ranks: PyTorch's pg_status "
+                    "holds the seq of the last work, a p2p seq after a send or receive, and no "
+                    "entry tells which", fa_comm_label(&a->comms[i], lab, sizeof lab));
+          break;
+        }
         if (a->comms[i].pt && ((!a->comms[i].tracked && a->comms[i].seq_hi >= 0) || a->comms[i].unknown_from >= 0)) {
           /* PyTorch (frz(5)): coalesced groups' completion is not recorded */
           char lab[160];

@@ -205,3 +205,15 @@ const char *fa_member_state_name(fa_member_state s)
   }
   return "unknown";
 }
+
+int fa_counters_unknown(const fa_analysis *a, const fa_comm *c)
+{
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0 || !m->counters_unknown) continue;
+    /* (its last work, whatever it was, completed: nothing of it pending) */
+    const frz_comm *fc = fa_member_comm(a, m);
+    if (fc && fc->last_enqueued_seq != fc->last_completed_seq) return 1;
+  }
+  return 0;
+}

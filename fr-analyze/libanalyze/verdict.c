@@ -608,7 +608,9 @@ int fa_verdict_build(fa_analysis *a)
 
   int untracked = 0;
   for (uint32_t ci = 0; ci < a->ncomms; ci++)
-    if ((!a->comms[ci].tracked && a->comms[ci].seq_hi >= 0) || a->comms[ci].unknown_from >= 0) untracked = 1;
+    if ((!a->comms[ci].tracked && a->comms[ci].seq_hi >= 0) || a->comms[ci].unknown_from >= 0 ||
+        fa_counters_unknown(a, &a->comms[ci]))
+      untracked = 1;
   if (!a->nframes || !a->ncomms) v->status = FA_STATUS_INCONCLUSIVE;
   else if (v->mismatch_comm >= 0) v->status = FA_STATUS_MISMATCH;
   else if (v->cycle) v->status = FA_STATUS_DEADLOCK;

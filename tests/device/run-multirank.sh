@@ -2,8 +2,8 @@
 # Real 4-rank PyTorch jobs on a machine with ONE GPU (tests/device/README.md):
 # each rank its own NCCL_HOSTID, NCCL's socket transport on loopback, the
 # flightrec recorder preloaded (expects it prebuilt at .devcarry/).  Three
-# jobs, tests/device/torch_multirank.py's modes: kinds (healthy), a2a-hang
-# (rank 3), coalesced-hang (rank 1).  Per job: PyTorch's dumps (API kinds,
+# jobs, tests/device/torch_multirank.py's modes (JOBS, default: kinds
+# a2a-hang coalesced-hang; also gpu-stall and pp-hang).  Per job: PyTorch's dumps (API kinds,
 # and the watchdog's on timeout), the recorder's frz dumps, each rank's log,
 # and PyTorch's own analyzer (fr_trace) on the dumps where it runs.
 # Everything lands in $OUT/multirank.tar.gz, the log also in $OUT/log.txt.
@@ -21,10 +21,10 @@ export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NET=Socket NCCL_DEBUG=WARN N
 export TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 PYTHONUNBUFFERED=1
 export FR_TIMEOUT_SEC=5 FR_POLL_MS=50 FR_MAX_FRAMES=2 FR_FRAME_INTERVAL_SEC=2 FR_DUMP_ON_EXIT=1
 port=29600
-for job in kinds a2a-hang coalesced-hang; do
+for job in ${JOBS:-kinds a2a-hang coalesced-hang}; do
   port=$((port + 1))
   d="$w/$job"; mkdir -p "$d/frz" "$d/timeout" "$d/logs"
-  timing=0; [ "$job" = a2a-hang ] && timing=1
+  timing=0; case $job in a2a-hang|gpu-stall) timing=1 ;; esac
   echo "== $job (TORCH_NCCL_ENABLE_TIMING=$timing) $(date +%T)"
   pids=()
   for r in 0 1 2 3; do

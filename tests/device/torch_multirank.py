@@ -19,6 +19,11 @@ MODE:
   kinds           4 healthy steps, then PyTorch's dumps through its API
   a2a-hang        at step 3 rank 3 never calls world's all_to_all_single
   coalesced-hang  at step 3 rank 1 never calls tp0's uneven all_gather
+  gpu-stall       at step 3 rank 2's stream runs a 60 s kernel before world's
+                  all_reduce: its ops are enqueued behind it, never started
+  pp-hang         a 4-stage pipeline (send/recv between neighbours, forward
+                  and backward, then a world all_reduce); at step 3 rank 2
+                  stops before its forward send to rank 3
 In the hang modes every rank dumps through the API DUMP_DELAY s after the
 hang (full pickle, JSON, only-active pickle, pickle and JSON without
 entries), then the waiting ranks block until the process group's timeout,
@@ -61,8 +66,29 @@ def stop_here(step, op):
             (mode == "coalesced-hang" and rank == 1 and step == 3 and op == "ag_uneven"))
 
 
+def pp_ops(step):
+    """One pipeline step: forward recv/send, backward recv/send, then the
+    world's all_reduce; returns the op it stopped before, or None."""
+    act = torch.ones(4096, device=dev)
+    if rank > 0:
+        dist.recv(act, rank - 1)
+    if mode == "pp-hang" and rank == 2 and step == 3:
+        return "fwd_send"
+    if rank < world - 1:
+        dist.send(act, rank + 1)
+        dist.recv(act, rank + 1)
+    if rank > 0:
+        dist.send(act, rank - 1)
+    dist.all_reduce(torch.ones(1024, device=dev))
+    return None
+
+
 def ops(step):
     """One step's collectives; returns the op it stopped before, or None."""
+    if mode == "pp-hang":
+        return pp_ops(step)
+    if mode == "gpu-stall" and rank == 2 and step == 3:
+        torch.cuda._sleep(int(60 * 2.0e9))  # the stream is busy for a minute
     x = torch.full((1 << 14,), float(rank + step), device=dev)
     dist.all_reduce(x)
     dist.all_reduce(x, group=tp)

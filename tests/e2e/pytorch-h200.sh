@@ -6,7 +6,8 @@
 # on timeout) and the recorder's own frz dumps of the same jobs.  Each
 # directory gets its verdict: the healthy job is healthy, the hung ones
 # name exactly the rank that stopped (3 before world's all_to_all_single,
-# 1 before tp0's uneven all_gather), never one that waits in NCCL.
+# 1 before tp0's uneven all_gather, 2 before its send in a pipeline), never
+# one that waits in NCCL.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 FIX="$FR_SRCDIR/tests/fixtures/pytorch-fr/h200-4rank"
@@ -30,8 +31,38 @@ h200_case() {
   echo "$job/$kind: $status${root:+ [$root]}"
 }
 
+# h200_no_wrong JOB KIND RANK: JOB/KIND's verdict names no rank but RANK
+# (it may name none: a kind whose verdict is not complete yet, below).
+h200_no_wrong() {
+  job=$1 kind=$2 ok=$3
+  "$FR_ANALYZE" --json "$FIX/$job/$kind" > "$FR_TMP/v.json"
+  [ $? -le 2 ] || fail "$job/$kind: fr-analyze failed"
+  python3 - "$FR_TMP/v.json" "$ok" <<'PY' || { "$FR_ANALYZE" "$FIX/$job/$kind" >&2; fail "$job/$kind: a wrong rank is named"; }
+import json, sys
+v = json.load(open(sys.argv[1]))["verdict"]
+sys.exit(0 if set(v.get("root_cause_ranks") or []) <= {int(sys.argv[2])} else 1)
+PY
+  "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/v.json" || fail "$job/$kind: a root cause waits in NCCL"
+  echo "$job/$kind: no rank but $ok named"
+}
+
 for k in api-full api-json api-active api-noentries api-noentries-json frz; do
   h200_case kinds $k healthy 0
+done
+# a 4-stage pipeline whose rank 2 stops before its forward send; pg_status
+# alone mixes p2p and collective seqs there: inconclusive, not healthy
+for k in api-full api-json api-active timeout frz; do
+  h200_case pp-hang $k hang 1 2
+done
+for k in api-noentries api-noentries-json; do
+  h200_case pp-hang $k inconclusive 2
+done
+# rank 2's stream busy with a 60 s kernel: its ops never start while the
+# others' started (PyTorch's dumps, timing on), and the recorder saw the
+# stall end 55.7 s later; not named yet (fr-analyze(1), open), never
+# another rank
+for k in api-full api-json api-active api-noentries api-noentries-json timeout frz; do
+  h200_no_wrong gpu-stall $k 2
 done
 for k in api-full api-json api-active api-noentries api-noentries-json timeout frz; do
   h200_case a2a-hang $k hang 1 3
@@ -42,4 +73,4 @@ done
   fail "a2a-hang: the stuck all_to_all is not named"
 "$FR_ANALYZE" "$FIX/coalesced-hang/api-active" | grep -q "rank 1 never entered _all_gather_base seq 19" ||
   fail "coalesced-hang: the active entries do not name the stuck _all_gather_base"
-echo "pytorch-h200: 20 real dump directories, each with its verdict"
+echo "pytorch-h200: 34 real dump directories, each with its verdict"
