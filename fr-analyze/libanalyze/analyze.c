@@ -282,6 +282,54 @@ static int find_unfinished(fa_analysis *a, fa_comm *c)
   return 0;
 }
 
+/* Every member joined the stuck op and none completed it, but some
+ * members' records of it started (their kernels run, waiting) while
+ * others' never did, and those sit behind no unfinished NCCL op of their
+ * own stream: something else before it on their stream never finished (a
+ * compute kernel that does not end, a wait on another stream; in a real
+ * PyTorch job, a rank whose stream ran a 60 s kernel, gpu-stall).  A
+ * collective's kernel starts on each rank on its own, so the members that
+ * never started are where it stopped: unfinished, their own device side. */
+static int find_not_started(fa_analysis *a, fa_comm *c)
+{
+  if (!c->stuck || c->npassed || c->nlagging || c->nahead || c->nunfinished || c->nno_dump || c->nunknown ||
+      (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) || c->nwaiting < 2)
+    return 0;
+  uint32_t started = 0, idle = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    const frz_record *at = fa_member_record(a, m, c->stuck_seq);
+    if (m->state != FA_MEMBER_WAITING || !at || (at->flags & (FRZ_RF_NO_TRACKING | FRZ_RF_GROUP_OPEN)))
+      return 0;
+    const frz_dump *d = &a->frames[m->frame].dump;
+    if (at->state == FRZ_STATE_STARTED) {
+      started++;
+    } else if (at->state == FRZ_STATE_ENQUEUED && !fa_rec_behind(d, at, c->id)) {
+      /* (a second or more before its dump: not one that arrived a moment
+       * ago, whose start the recorder's poll has not seen yet; PyTorch's
+       * dumps, written on a watchdog's timeout, carry no dump time) */
+      if (!d->pt && !(at->t_enqueue_ns && d->process.frame_time_ns >= at->t_enqueue_ns &&
+                      d->process.frame_time_ns - at->t_enqueue_ns >= UINT64_C(1000000000)))
+        return 0;
+      idle++;
+    } else {
+      return 0;
+    }
+  }
+  if (!started || !idle) return 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    const frz_record *at = m->rank >= 0 ? fa_member_record(a, m, c->stuck_seq) : NULL;
+    if (!at || at->state != FRZ_STATE_ENQUEUED) continue;
+    m->state = FA_MEMBER_UNFINISHED;
+    m->not_started = 1;
+    c->nwaiting--;
+    c->nunfinished++;
+  }
+  return 0;
+}
+
 /* A time of dump d on the wall clock (PyTorch's times already are). */
 static int64_t wall(const frz_dump *d, uint64_t t)
 {
@@ -700,6 +748,7 @@ static void comm_rules(void *ctx, uint32_t i)
   run_ctx *r = ctx;
   fa_comm *c = &r->a->comms[i];
   if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || find_unfinished(r->a, c) ||
+      find_not_started(r->a, c) ||
       fa_p2p_comm(r->a, c) ||
       fa_proxy_data_stopped(r->a, c) || fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
     atomic_store(&r->failed, 1);

@@ -118,6 +118,9 @@ typedef struct fa_member {
   uint8_t shut;            /* idle: it tore the comm down at the stuck seq after completing all its
                               ops there (a shutdown), with too few others waiting to tell
                               whether it ended early or they ran on (fa_comm.end_unclear) */
+  uint8_t not_started;     /* unfinished: its record of the stuck op never started while
+                              other members' started, not behind an NCCL op of its own:
+                              work before it on its stream never finished */
   uint8_t async_error;     /* unfinished because NCCL reported an async error on its comm
                               (ncclCommGetAsyncError) with the stuck op in flight: its own
                               network or device side broke */

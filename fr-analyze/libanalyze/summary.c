@@ -10,6 +10,14 @@
 
 #include "summary.h"
 
+/* Was an unfinished member of c one whose op never started? */
+static int not_started_any(const fa_comm *c)
+{
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].state == FA_MEMBER_UNFINISHED && c->members[r].not_started) return 1;
+  return 0;
+}
+
 /* ---- summary ------------------------------------------------------------------- */
 
 /* The global ranks of a mismatch group's members. */
@@ -338,6 +346,12 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are",
               v->ahead.n == 1 ? "it entered" : "they entered", op, hex, v->ahead.n == 1 ? "alone" : "without the others",
               ranks_phrase(&o, p2, sizeof p2), done, o.n == 1 ? "is" : "are");
+  } else if (v->unfinished.n && !c->npassed && not_started_any(c)) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    sb_printf(b, "%s never started %s on comm %s, which %s started and %s in: work before it on %s "
+              "stream never finished (a kernel or a wait that is not NCCL's)",
+              ranks_phrase(&v->unfinished, p1, sizeof p1), op, hex, ranks_phrase(&w, p2, sizeof p2),
+              wait_verb(&w), v->unfinished.n == 1 ? "its" : "their");
   } else if (v->unfinished.n && !c->npassed) { /* an async error NCCL reported */
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "NCCL reported an async error on comm %s to %s during %s (%s own network or device side "

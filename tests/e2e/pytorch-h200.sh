@@ -58,10 +58,13 @@ for k in api-noentries api-noentries-json; do
   h200_case pp-hang $k inconclusive 2
 done
 # rank 2's stream busy with a 60 s kernel: its ops never start while the
-# others' started (PyTorch's dumps, timing on), and the recorder saw the
-# stall end 55.7 s later; not named yet (fr-analyze(1), open), never
-# another rank
-for k in api-full api-json api-active api-noentries api-noentries-json timeout frz; do
+# others' started (PyTorch's dumps, timing on): named; pg_status alone and
+# the recorder's dumps (which saw the stall end 55.7 s later, and the job
+# end on PyTorch's watchdog) name no other rank
+for k in api-full api-json api-active timeout; do
+  h200_case gpu-stall $k hang 1 2
+done
+for k in api-noentries api-noentries-json frz; do
   h200_no_wrong gpu-stall $k 2
 done
 for k in api-full api-json api-active api-noentries api-noentries-json timeout frz; do

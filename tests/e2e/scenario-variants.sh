@@ -11,7 +11,9 @@
 # its second communicator's op; and an order inversion across comms without
 # a host wait, found through stream order (W=2, W=4: a deadlock); and a rank
 # stopped before an all-to-all (one NCCL group of sends and receives): the
-# pairs that both posted wait with their group, not on a link (W=4, 5, 6).
+# pairs that both posted wait with their group, not on a link (W=4, 5, 6);
+# and a rank whose stream is busy for good before a collective the others
+# started (W=3, 4, 8): it is named.
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
@@ -19,7 +21,8 @@ for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
   v-p2p-chain-w3 v-p2p-chain-w5 v-pp-dp-cascade v-ring-exchange v-sleep-2nd-comm \
   v-order-stream-w2 v-order-stream-w4 v-crash-mid-ring-w5 v-pipe-crash-lost-dump-w4 v-pipe-crash-lost-dump-w4b \
   v-pp-crash-lost-dump-w8 v-pp-crash-lost-dump-w8b v-early-end-empty-w5 v-early-end-ahead-w5 v-early-end-tp-w6 v-early-leaver-minority-w5 \
-  v-a2a-group-stop-w4 v-a2a-group-stop-ep-w6 v-a2a-group-stop-w5; do
+  v-a2a-group-stop-w4 v-a2a-group-stop-ep-w6 v-a2a-group-stop-w5 \
+  v-busy-stream-w4 v-busy-stream-tp-w8 v-busy-stream-w3; do
   run_case "$name"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   case $name in

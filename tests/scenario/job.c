@@ -237,7 +237,7 @@ static void job_actions_text(unsigned act, char *buf, size_t size)
 {
   static const char *names[] = { "stop", "skip", "exit", "crash", "extra", "count", "dtype",
                                  "redop", "root", "peer", "coll", "sleep", "swap", "trigger",
-                                 "stall-link", "stall-kernel", "block-read", "async-error" };
+                                 "stall-link", "stall-kernel", "block-read", "async-error", "busy-stream" };
   size_t used = 0;
   buf[0] = '\0';
   for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -310,6 +310,14 @@ __attribute__((noinline, noreturn)) void job_block_in_read(void)
       job_fatal(1, "read: %s", strerror(errno));
 }
 
+/* Fault `busy-stream`: work on the stream that never ends (a compute
+ * kernel that spins for good): the stream's worker blocks here. */
+static void job_busy_forever(void *arg)
+{
+  (void)arg;
+  for (;;) pause();
+}
+
 /* Applies the simulator knobs of device dev's call to its handle: before
  * the call (after = 0) a link's sends stop on its sender (stall link), and
  * this rank's kernel stops inside the op (stall kernel, async-error: a
@@ -322,7 +330,7 @@ static void job_knobs(const struct job *j, const struct sc_op *op, int dev, cons
   int me = (int)job_comm_rank(j, op->comm, dev), multi = j->sc.comms[op->comm].how == SC_COMM_INITALL;
   for (int i = 0; i < nf; i++) {
     const struct sc_fault *f = fs[i];
-    unsigned knobs = SC_F_STALL_LINK | SC_F_STALL_KERNEL | SC_F_ASYNC_ERROR;
+    unsigned knobs = SC_F_STALL_LINK | SC_F_STALL_KERNEL | SC_F_ASYNC_ERROR | SC_F_BUSY_STREAM;
     if (!(f->actions & knobs) || (!job_fault_for(f, -1) && !job_fault_for(f, dev)))
       continue;
     if (after) {
@@ -337,6 +345,9 @@ static void job_knobs(const struct job *j, const struct sc_op *op, int dev, cons
       job_nccl_check(j, sim_comm_stall_link(comm, f->stall_dst, f->stall_channel), "stall link", f->line);
     if (f->actions & (SC_F_STALL_KERNEL | SC_F_ASYNC_ERROR))
       job_nccl_check(j, sim_comm_stall_kernel(comm), "stall kernel", f->line);
+    if (f->actions & SC_F_BUSY_STREAM) /* (before the op, on its stream) */
+      job_cuda_check(j, sim_stream_enqueue(j->streams[j->comms[op->comm].ndev > 1 ? dev : 0], job_busy_forever, NULL),
+                     "busy-stream");
   }
 }
 

@@ -321,6 +321,7 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       else if (!strcmp(tok[i], "extra")) f.actions |= SC_F_EXTRA;
       else if (!strcmp(tok[i], "trigger")) f.actions |= SC_F_TRIGGER;
       else if (!strcmp(tok[i], "block-read")) f.actions |= SC_F_BLOCK_READ;
+      else if (!strcmp(tok[i], "busy-stream")) f.actions |= SC_F_BUSY_STREAM;
       else if (!strcmp(tok[i], "async-error")) f.actions |= SC_F_ASYNC_ERROR;
       else if (!strcmp(tok[i], "stall")) {
         int used = sc_parse_stall(c, tok + i, n - i, &f);
@@ -394,7 +395,7 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
   if ((f.actions & SC_F_ASYNC_ERROR) && f.async_error == ncclSuccess)
     f.async_error = ncclRemoteError;
   if (!f.actions)
-    return sc_error(c, "fault without an action (stop skip exit crash extra trigger stall async-error sleep= "
+    return sc_error(c, "fault without an action (stop skip exit crash extra trigger stall async-error busy-stream sleep= "
                     "count= dtype= redop= root= peer= coll= swap=)");
   if (!has_rank)
     return sc_error(c, "fault needs rank=SEL");
@@ -549,7 +550,7 @@ static int sc_resolve_faults(struct sc_ctx *c)
     if ((f->actions & callmods) && !sc_kind_is_nccl(op->kind))
       return sc_error(c, "op %d (line %d) is '%s': only collectives and p2p take count/dtype/"
                       "redop/root/peer/coll faults", f->op + 1, op->line, sc_kind_name(op->kind));
-    if ((f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL)) && !sc_kind_is_nccl(op->kind))
+    if ((f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL | SC_F_BUSY_STREAM)) && !sc_kind_is_nccl(op->kind))
       return sc_error(c, "op %d (line %d) is '%s': a stall needs a collective or p2p op", f->op + 1, op->line,
                       sc_kind_name(op->kind));
     if ((f->actions & SC_F_ASYNC_ERROR) && !sc_kind_is_nccl(op->kind))

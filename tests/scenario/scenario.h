@@ -88,7 +88,7 @@ enum {
   SC_F_EXTRA = 1 << 4, SC_F_COUNT = 1 << 5, SC_F_DTYPE = 1 << 6, SC_F_REDOP = 1 << 7,
   SC_F_ROOT = 1 << 8, SC_F_PEER = 1 << 9, SC_F_COLL = 1 << 10, SC_F_SLEEP = 1 << 11,
   SC_F_SWAP = 1 << 12, SC_F_TRIGGER = 1 << 13, SC_F_STALL_LINK = 1 << 14, SC_F_STALL_KERNEL = 1 << 15,
-  SC_F_BLOCK_READ = 1 << 16, SC_F_ASYNC_ERROR = 1 << 17
+  SC_F_BLOCK_READ = 1 << 16, SC_F_ASYNC_ERROR = 1 << 17, SC_F_BUSY_STREAM = 1 << 18
 };
 
 struct sc_fault {
