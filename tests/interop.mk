@@ -25,8 +25,9 @@ TESTS += tests/e2e/interop-exports.sh
 EXTRA_DIST += tests/e2e/interop-exports.sh tests/device/torch_fr_hang.py tests/device/run-fr-hang.sh
 # real 4-rank PyTorch jobs on one GPU (tests/device/run-multirank.sh): every
 # kind of PyTorch dump and the recorder's, each with its verdict
-TESTS += tests/e2e/pytorch-h200.sh
-EXTRA_DIST += tests/e2e/pytorch-h200.sh tests/device/run-multirank.sh tests/device/torch_multirank.py
+TESTS += tests/e2e/pytorch-h200.sh tests/e2e/pytorch-breakit.sh
+EXTRA_DIST += tests/e2e/pytorch-h200.sh tests/device/run-multirank.sh tests/device/torch_multirank.py \
+	tests/e2e/pytorch-breakit.sh
 
 ## real PyTorch dumps of a 16-rank MoE job with two faulty ranks each (issue 14)
 TESTS += tests/e2e/pytorch-real.sh

@@ -421,6 +421,23 @@ static int past_there(const fa_analysis *a, const fa_comm *c, const fa_member *m
          (m->state == FA_MEMBER_LAGGING && (m->behind || fa_p2p_past_end(a, c, m)));
 }
 
+/* Has member m's process a p2p op of this comm, or an op of another comm,
+ * pending (posted, tracked, not done)?  Then it is not done with its work,
+ * whatever this comm's collectives say. */
+static int rank_pending(const fa_analysis *a, const fa_comm *c, const fa_member *m)
+{
+  const frz_dump *d = &a->frames[m->frame].dump;
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *x = &d->records[i];
+    if ((x->kind != FRZ_KIND_COLL && x->kind != FRZ_KIND_P2P) || (x->comm_id == c->id && x->kind == FRZ_KIND_COLL))
+      continue;
+    if (x->state != FRZ_STATE_COMPLETED && x->state != FRZ_STATE_FAILED &&
+        !(x->flags & (FRZ_RF_NO_TRACKING | FRZ_RF_GROUP_OPEN | FRZ_RF_SIMULATED)))
+      return 1;
+  }
+  return 0;
+}
+
 static void find_ahead(const fa_analysis *a, fa_comm *c)
 {
   if (c->size < 3) return;
@@ -431,7 +448,11 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
     if (m->rank < 0) unseen++; /* (an absent rank whose work ended above is done: idle) */
     else if (m->counters_unknown) return;
     else if (past_there(a, c, m)) past++;
-    else if (m->last_completed != m->last_enqueued || !fa_member_done(a, m)) return;
+    /* (a member waiting in a p2p op, or in another comm, is not done with
+     * its work: a rank whose sends went through, gone on to the next
+     * collective, is no rank ahead; PyTorch's batch_isend_irecv and
+     * pipelines, p19 and p26b of a break-it pass) */
+    else if (m->last_completed != m->last_enqueued || !fa_member_done(a, m) || rank_pending(a, c, m)) return;
     else pt += a->frames[m->frame].dump.pt != NULL;
   }
   if (!past || 2 * (past + unseen) >= (uint32_t)c->size) return;
@@ -615,11 +636,49 @@ static void all_aborted(const fa_analysis *a, fa_comm *c)
     if (c->members[r].rank >= 0) c->members[r].last_completed = c->members[r].last_enqueued;
 }
 
+/* A collective that needs every member's part on every member (AllReduce,
+ * AllGather, ReduceScatter, AlltoAll) completed on one member was joined
+ * by all: a member whose dump does not reach its seq was dumped before it
+ * got there (ranks dumped a moment apart, or one dump older), not behind
+ * and not done with the comm.  Its counters are taken up to that seq (a
+ * healthy PyTorch job whose rank 3 dumped three all_reduces after the
+ * others read as rank 3 ahead).  Rooted collectives finish on some members
+ * alone, p2p on the pair: no such proof. */
+static void joined_by_all(const fa_analysis *a, fa_comm *c)
+{
+  int64_t proved = -1;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->counters_unknown) continue;
+    const fa_frame *f = &a->frames[m->frame];
+    const fa_slice *sl = &f->coll[m->entry];
+    for (uint32_t k = sl->len; k-- > 0;) {
+      const frz_record *x = &f->dump.records[f->idx[sl->start + k]];
+      if (x->seq > ((uint64_t)1 << 62) || (int64_t)x->seq <= proved) break; /* (model.c's bound) */
+      if (x->state == FRZ_STATE_COMPLETED && !(x->flags & FRZ_RF_NO_TRACKING) &&
+          (x->op == FRZ_OP_AllReduce || x->op == FRZ_OP_AllGather || x->op == FRZ_OP_ReduceScatter ||
+           x->op == FRZ_OP_AlltoAll)) {
+        proved = (int64_t)x->seq;
+        break;
+      }
+    }
+  }
+  if (proved < 1) return;
+  /* (a member whose dump shows it in that op keeps its own state: it may
+   * have given up on it, a late rank's op completing on data already sent) */
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->counters_unknown || m->last_enqueued >= proved) continue;
+    m->last_completed = m->last_enqueued = proved;
+  }
+}
+
 int fa_align_comm(fa_analysis *a, fa_comm *c)
 {
   if (!c->npresent) return 0;
   effective_completion(c);
   all_aborted(a, c);
+  joined_by_all(a, c);
   int64_t lo = INT64_MAX, hi = -1, last = INT64_MAX;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];

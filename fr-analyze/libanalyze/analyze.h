@@ -373,6 +373,9 @@ typedef struct fa_analysis {
   fa_frame *frames;          /* usable dumps; after fa_run sorted by (rank, frame) */
   uint32_t nframes;
   char job_id[FRZ_JOB_MAX];  /* the job analysed (most common in the dumps) */
+  int32_t conflict_rank;     /* a rank two different dumps claim (same frame): which is
+                                that rank cannot be told, the verdict is inconclusive;
+                                -1 none */
   frz_alive *alive;          /* the recorders' announcements in the directories read (a
                                 process's from its first comm to its clean exit) */
   uint32_t nalive;

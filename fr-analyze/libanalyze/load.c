@@ -20,6 +20,7 @@ fa_analysis *fa_new(void)
   fa_analysis *a = calloc(1, sizeof *a);
   if (!a) return NULL;
   a->world_size = -1;
+  a->conflict_rank = -1;
   a->verdict.comm = -1;
   a->verdict.mismatch_comm = -1;
   a->verdict.astray = -1;

@@ -77,6 +77,34 @@ static int choose_job(fa_analysis *a)
 
 /* ---- frames: validate, order, drop duplicates ------------------------------ */
 
+/* A digest of what a dump says of its communicators and records (FNV-1a):
+ * two dumps with one digest are copies of one file, as far as the analysis
+ * can tell. */
+static uint64_t dump_digest(const frz_dump *d)
+{
+  uint64_t h = UINT64_C(1469598103934665603);
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * UINT64_C(1099511628211))
+  MIX(d->ncomms);
+  MIX(d->nrecords);
+  for (uint32_t i = 0; i < d->ncomms; i++) {
+    MIX(d->comms[i].comm_id);
+    MIX(d->comms[i].rank);
+    MIX(d->comms[i].last_enqueued_seq);
+    MIX(d->comms[i].last_completed_seq);
+  }
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *r = &d->records[i];
+    MIX(r->comm_id);
+    MIX(r->seq);
+    MIX(r->op);
+    MIX(r->state);
+    MIX(r->count);
+    MIX(r->t_enqueue_ns);
+  }
+#undef MIX
+  return h;
+}
+
 static int cmp_frame(const void *x, const void *y, void *ctx)
 {
   const fa_frame *fr = ctx;
@@ -129,10 +157,20 @@ static int order_frames(fa_analysis *a)
     if (keep) {
       const frz_process *p = &a->frames[i].dump.process, *q = &nf[keep - 1].dump.process;
       if (p->global_rank == q->global_rank && p->frame == q->frame) {
-        if (problemf(a, a->frames[i].name,
-                     "duplicate of %s (job \"%s\", rank %d, frame %u); ignored",
-                     nf[keep - 1].name, a->job_id, p->global_rank, p->frame))
+        if (dump_digest(&a->frames[i].dump) != dump_digest(&nf[keep - 1].dump)) {
+          /* two different dumps of one rank: its identity is in doubt (PyTorch
+           * dumps take the rank from the file name, which may be a local one) */
+          if (problemf(a, a->frames[i].name,
+                       "differs from %s, which claims the same rank %d and frame %u (job \"%s\"): "
+                       "which is rank %d cannot be told; ignored", nf[keep - 1].name, p->global_rank,
+                       p->frame, a->job_id, p->global_rank))
+            goto out;
+          if (a->conflict_rank < 0) a->conflict_rank = p->global_rank;
+        } else if (problemf(a, a->frames[i].name,
+                            "duplicate of %s (job \"%s\", rank %d, frame %u); ignored",
+                            nf[keep - 1].name, a->job_id, p->global_rank, p->frame)) {
           goto out;
+        }
         drop[i] = 1;
         continue;
       }

@@ -599,6 +599,7 @@ int fa_verdict_build(fa_analysis *a)
   if (v->comm < 0 && !v->cycle && v->mismatch_comm < 0)
     for (uint32_t i = 0; i < v->nstragglers; i++)
       if (fa_ranks_push(&v->root_cause, &cap_r, v->stragglers[i].rank)) return -1;
+  if (a->conflict_rank >= 0) v->root_cause.n = 0; /* (whose dump is whose is in doubt) */
   fa_ranks_sort(&v->root_cause);
   if (v->root_cause.n) {
     v->roots = malloc(v->root_cause.n * sizeof *v->roots);
@@ -619,6 +620,7 @@ int fa_verdict_build(fa_analysis *a)
   else if (slow) v->status = FA_STATUS_HEALTHY;
   else if (untracked || (a->ranks_missing.n && !shrunk_out(a))) v->status = FA_STATUS_INCONCLUSIVE;
   else v->status = FA_STATUS_HEALTHY;
+  if (a->conflict_rank >= 0) v->status = FA_STATUS_INCONCLUSIVE;
   /* one unique id, several comms: the ranks disagree on what the comm is */
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     if (a->comms[ci].ninstances < 2 || a->comms[ci].instance) continue;
