@@ -303,6 +303,12 @@ static int find_not_started(fa_analysis *a, fa_comm *c)
     if (m->state != FA_MEMBER_WAITING || !at || (at->flags & (FRZ_RF_NO_TRACKING | FRZ_RF_GROUP_OPEN)))
       return 0;
     const frz_dump *d = &a->frames[m->frame].dump;
+    const frz_comm *fc = fa_member_comm(a, m);
+    /* (one that aborted the comm, gave up or ended: its record may say
+     * enqueued because the abort cut it off; react.c judges those) */
+    if ((fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_ASYNC_ERROR))) || fa_gave_up(d, c->id) ||
+        d->process.trigger == FRZ_TRIGGER_EXIT || d->process.trigger == FRZ_TRIGGER_CRASH)
+      return 0;
     if (at->state == FRZ_STATE_STARTED) {
       started++;
     } else if (at->state == FRZ_STATE_ENQUEUED && !fa_rec_behind(d, at, c->id)) {

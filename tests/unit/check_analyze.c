@@ -295,7 +295,7 @@ START_TEST(test_all_joined_not_completed)
   job *j = job_new(8);
   job_world(j, WORLD);
   run(j, 0, 7, WORLD, 10);
-  for (int r = 0; r < 8; r++) step(j, r, WORLD, r == 3 ? FRZ_STATE_ENQUEUED : FRZ_STATE_STARTED);
+  for (int r = 0; r < 8; r++) step(j, r, WORLD, FRZ_STATE_STARTED);
   fa_analysis *a = analyse(j);
   const fa_verdict *v = &a->verdict;
   ck_assert_int_eq(v->status, FA_STATUS_HANG);
@@ -313,6 +313,43 @@ START_TEST(test_all_joined_not_completed)
   cJSON_Delete(js);
   fa_free(a);
   job_free(j);
+}
+END_TEST
+
+/* Every rank joined the stuck all-reduce, rank 3's record never started
+ * while the others' did: something before it on rank 3's stream never
+ * ended (fr-analyze(1), "A split in start is evidence too"); with several
+ * such ranks, each is named; with none started, all joined. */
+START_TEST(test_not_started_split)
+{
+  static const struct { int n; unsigned idle_mask; int root_cause; } v[] = {
+      {8, 1u << 3, 1}, {4, (1u << 0) | (1u << 2), 1}, {4, 0xfu, 0},
+  };
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    job *j = job_new(v[k].n);
+    job_world(j, WORLD);
+    run(j, 0, v[k].n - 1, WORLD, 10);
+    for (int r = 0; r < v[k].n; r++)
+      step(j, r, WORLD, (v[k].idle_mask >> r) & 1 ? FRZ_STATE_ENQUEUED : FRZ_STATE_STARTED);
+    fa_analysis *a = analyse(j);
+    const fa_verdict *vd = &a->verdict;
+    ck_assert_int_eq(vd->status, FA_STATUS_HANG);
+    if (v[k].root_cause) {
+      uint32_t want = 0;
+      for (int r = 0; r < v[k].n; r++) want += (v[k].idle_mask >> r) & 1;
+      ck_assert_msg(vd->root_cause.n == want, "variant %zu: %u root causes", k, vd->root_cause.n);
+      for (uint32_t i = 0; i < vd->root_cause.n; i++)
+        ck_assert_msg((v[k].idle_mask >> vd->root_cause.v[i]) & 1, "variant %zu: rank %d named", k,
+                      vd->root_cause.v[i]);
+      ck_assert_msg(has_substr(vd->summary, "never started"), "%s", vd->summary);
+      ck_assert(!vd->all_joined);
+    } else {
+      RANKS_NONE(&vd->root_cause);
+      ck_assert(vd->all_joined);
+    }
+    fa_free(a);
+    job_free(j);
+  }
 }
 END_TEST
 
@@ -1424,6 +1461,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_c2_majority_lags);
   tcase_add_test(t, test_healthy);
   tcase_add_test(t, test_all_joined_not_completed);
+  tcase_add_test(t, test_not_started_split);
   tcase_add_test(t, test_count_mismatch_minority);
   tcase_add_test(t, test_op_mismatch_cascade);
   tcase_add_test(t, test_dtype_split_no_culprit);
