@@ -10,6 +10,21 @@
 
 #include "summary.h"
 
+/* Did every member of c past its stuck op pass it on a record whose
+ * completion is not tracked (PyTorch's coalesced groups, frz(5))? */
+static int passed_unrecorded(const fa_analysis *a, const fa_comm *c)
+{
+  int any = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_PASSED) continue;
+    const frz_record *x = fa_member_record(a, m, c->stuck_seq);
+    if (!x || !(x->flags & FRZ_RF_NO_TRACKING)) return 0;
+    any = 1;
+  }
+  return any;
+}
+
 /* Was an unfinished member of c one whose op never started? */
 static int not_started_any(const fa_comm *c)
 {
@@ -431,7 +446,10 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
       if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
       if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
-      if (o.n) sb_printf(b, "%s%s completed it", w.n ? ", " : "; ", ranks_phrase(&o, p2, sizeof p2));
+      if (o.n)
+        sb_printf(b, "%s%s %s", w.n ? ", " : "; ", ranks_phrase(&o, p2, sizeof p2),
+                  passed_unrecorded(a, c) ? "enqueued it (its completion is not recorded: a coalesced group)"
+                                          : "completed it");
       fa_ranks_free(&o);
       if (c->nno_dump) {
         if (fa_comm_ranks(c, FA_MEMBER_NO_DUMP, &o)) goto out;
