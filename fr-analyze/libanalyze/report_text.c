@@ -54,8 +54,11 @@ static void roots_where(FILE *o, const fa_analysis *a)
     const frz_dump *d;
     const frz_record *r = fa_comm_record_in(a, c, w->seq, &d);
     char pg[FRZ_PT_NAME_MAX];
+    int not_started = 0; /* (its op never started: find_not_started) */
+    for (int32_t m = 0; m < c->size; m++)
+      if (c->members[m].global_rank == w->rank && c->members[m].not_started) not_started = 1;
     fprintf(o, "\n                  %d: %s %s seq %llu, pg %s", w->rank,
-            w->state == FA_MEMBER_UNFINISHED ? "unfinished" :
+            w->state == FA_MEMBER_UNFINISHED ? (not_started ? "never started" : "unfinished") :
             w->state == FA_MEMBER_NO_DUMP ? "no dump at" : "never entered",
             r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "collective",
             (unsigned long long)w->seq, fa_sanitize(c->pt->name, pg, sizeof pg));
