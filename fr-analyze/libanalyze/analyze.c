@@ -772,8 +772,32 @@ int fa_ring_links(fa_analysis *a, fa_comm *c)
   if (!c->stuck || c->nahead || c->size < 2 || !c->nwaiting || c->unformed) return 0;
   uint32_t cap = c->nlinks;
   int32_t n = c->size;
+  /* an all-to-all moves data between every pair, not around a ring: every
+   * waiting member's link to and from the blamed one is inferred */
+  const frz_dump *sd;
+  const frz_record *at = fa_comm_record_in(a, c, c->stuck_seq, &sd);
+  int all_pairs = at && at->op == FRZ_OP_AlltoAll;
   for (int32_t l = 0; l < n; l++) {
     if (!fa_member_blamed(c, &c->members[l])) continue;
+    for (int32_t w = 0; all_pairs && w < n; w++) {
+      if (w == l || c->members[w].state != FA_MEMBER_WAITING) continue;
+      for (int dir = 0; dir < 2; dir++) {
+        int32_t src = dir ? l : w, dst = dir ? w : l;
+        if (exact_link(c, src, dst)) continue;
+        fa_link k;
+        memset(&k, 0, sizeof k);
+        k.comm = idx;
+        k.channel = -1;
+        k.inferred = 1;
+        k.seq = c->stuck_seq;
+        k.src_comm_rank = src;
+        k.dst_comm_rank = dst;
+        k.src = c->members[src].global_rank;
+        k.dst = c->members[dst].global_rank;
+        if (fa_add_link(c, &cap, &k)) return -1;
+      }
+    }
+    if (all_pairs) continue;
     int32_t prev = (l + n - 1) % n, next = (l + 1) % n;
     fa_link k;
     memset(&k, 0, sizeof k);

@@ -76,4 +76,12 @@ done
   fail "a2a-hang: the stuck all_to_all is not named"
 "$FR_ANALYZE" "$FIX/coalesced-hang/api-active" | grep -q "rank 1 never entered _all_gather_base seq 19" ||
   fail "coalesced-hang: the active entries do not name the stuck _all_gather_base"
+# an all-to-all moves data between every pair: the links inferred for the
+# missing rank are from and to every waiting one, not its ring neighbours
+a2a=$("$FR_ANALYZE" "$FIX/a2a-hang/api-full")
+for l in 0 1 2; do
+  for e in "$l->3" "3->$l"; do
+    echo "$a2a" | grep -q -- "$e (inferred)" || fail "a2a-hang: link $e not inferred"
+  done
+done
 echo "pytorch-h200: 34 real dump directories, each with its verdict"
