@@ -765,6 +765,24 @@ static int exact_link(const fa_comm *c, int32_t src, int32_t dst)
   return 0;
 }
 
+/* Add the inferred link src -> dst (comm ranks) of the stuck op, unless
+ * proxy progress already named it. */
+static int infer_link(fa_comm *c, uint32_t *cap, int32_t idx, int32_t src, int32_t dst)
+{
+  if (exact_link(c, src, dst)) return 0;
+  fa_link k;
+  memset(&k, 0, sizeof k);
+  k.comm = idx;
+  k.channel = -1;
+  k.inferred = 1;
+  k.seq = c->stuck_seq;
+  k.src_comm_rank = src;
+  k.dst_comm_rank = dst;
+  k.src = c->members[src].global_rank;
+  k.dst = c->members[dst].global_rank;
+  return fa_add_link(c, cap, &k);
+}
+
 int fa_ring_links(fa_analysis *a, fa_comm *c)
 {
   int32_t idx = (int32_t)(c - a->comms);
@@ -779,46 +797,17 @@ int fa_ring_links(fa_analysis *a, fa_comm *c)
   int all_pairs = at && at->op == FRZ_OP_AlltoAll;
   for (int32_t l = 0; l < n; l++) {
     if (!fa_member_blamed(c, &c->members[l])) continue;
-    for (int32_t w = 0; all_pairs && w < n; w++) {
-      if (w == l || c->members[w].state != FA_MEMBER_WAITING) continue;
-      for (int dir = 0; dir < 2; dir++) {
-        int32_t src = dir ? l : w, dst = dir ? w : l;
-        if (exact_link(c, src, dst)) continue;
-        fa_link k;
-        memset(&k, 0, sizeof k);
-        k.comm = idx;
-        k.channel = -1;
-        k.inferred = 1;
-        k.seq = c->stuck_seq;
-        k.src_comm_rank = src;
-        k.dst_comm_rank = dst;
-        k.src = c->members[src].global_rank;
-        k.dst = c->members[dst].global_rank;
-        if (fa_add_link(c, &cap, &k)) return -1;
+    if (all_pairs) {
+      for (int32_t w = 0; w < n; w++) {
+        if (w == l || c->members[w].state != FA_MEMBER_WAITING) continue;
+        if (infer_link(c, &cap, idx, w, l) || infer_link(c, &cap, idx, l, w)) return -1;
       }
+      continue;
     }
-    if (all_pairs) continue;
+    /* on a ring the predecessor sends to the blamed rank, which sends on */
     int32_t prev = (l + n - 1) % n, next = (l + 1) % n;
-    fa_link k;
-    memset(&k, 0, sizeof k);
-    k.comm = idx;
-    k.channel = -1;
-    k.inferred = 1;
-    k.seq = c->stuck_seq;
-    if (c->members[prev].state == FA_MEMBER_WAITING && !exact_link(c, prev, l)) {
-      k.src_comm_rank = prev;
-      k.dst_comm_rank = l;
-      k.src = c->members[prev].global_rank;
-      k.dst = c->members[l].global_rank;
-      if (fa_add_link(c, &cap, &k)) return -1;
-    }
-    if (c->members[next].state == FA_MEMBER_WAITING && !exact_link(c, l, next)) {
-      k.src_comm_rank = l;
-      k.dst_comm_rank = next;
-      k.src = c->members[l].global_rank;
-      k.dst = c->members[next].global_rank;
-      if (fa_add_link(c, &cap, &k)) return -1;
-    }
+    if (c->members[prev].state == FA_MEMBER_WAITING && infer_link(c, &cap, idx, prev, l)) return -1;
+    if (c->members[next].state == FA_MEMBER_WAITING && infer_link(c, &cap, idx, l, next)) return -1;
   }
   return 0;
 }
