@@ -17,6 +17,15 @@
  * section table, formats/frz.md) into one reused buffer on one thread —
  * the most any decoder of the format could do here.  Prints "zstd ..."
  * with the same fields.
+ *
+ * With --keep=B (B in 8..120, a multiple of 8), what a decoder that keeps
+ * only B bytes of each record would cost: each RECORDS section is
+ * decompressed in 64 KiB pieces into one reused buffer (ZSTD_decompressStream)
+ * and the first B bytes of every record are copied into fresh memory, one
+ * array per file, kept until the repetition ends — as the real load keeps
+ * its records.  Run it with REPS 1 in a fresh process beside --zstd and the
+ * load: a repetition after the first reuses the memory the one before freed.
+ * Prints "keepB ..." with the same fields.
  */
 #include "config.h"
 
@@ -107,36 +116,89 @@ static image *read_all(const char *dir, uint32_t *n)
   return v;
 }
 
+/* The RECORDS section of one file image (the section table: formats/frz.md):
+ * its frame at *frame, *stored bytes, *raw decompressed, *count records.
+ * Returns 1 when found, 0 when the file has none, -1 on a bad file. */
+static int records_section(const image *im, const uint8_t **frame, size_t *stored, size_t *raw,
+                           uint64_t *count)
+{
+  const uint8_t *p = im->buf;
+  if (im->len < 32) return -1;
+  uint64_t hs = le(p + 12, 4), ns = le(p + 16, 4), es = le(p + 20, 4);
+  if (hs + ns * es > im->len) return -1;
+  for (uint64_t k = 0; k < ns; k++) {
+    const uint8_t *e = p + hs + k * es;
+    if (le(e, 4) != FRZ_SEC_RECORDS) continue;
+    uint64_t off = le(e + 8, 8), st = le(e + 16, 8);
+    if (off > im->len || st > im->len - off) return -1;
+    *frame = p + off;
+    *stored = (size_t)st;
+    *raw = (size_t)le(e + 24, 8);
+    *count = le(e + 32, 8);
+    return 1;
+  }
+  return 0;
+}
+
 /* Decompress every RECORDS section; the records seen, or -1 on a bad file. */
 static long long inflate_all(const image *v, uint32_t n, ZSTD_DCtx *dc, uint8_t **dst, size_t *cap)
 {
   long long records = 0;
   for (uint32_t i = 0; i < n; i++) {
-    const uint8_t *p = v[i].buf;
-    if (v[i].len < 32) return -1;
-    uint64_t hs = le(p + 12, 4), ns = le(p + 16, 4), es = le(p + 20, 4);
-    if (hs + ns * es > v[i].len) return -1;
-    for (uint64_t k = 0; k < ns; k++) {
-      const uint8_t *e = p + hs + k * es;
-      if (le(e, 4) != FRZ_SEC_RECORDS) continue;
-      uint64_t off = le(e + 8, 8), stored = le(e + 16, 8), raw = le(e + 24, 8);
-      if (off > v[i].len || stored > v[i].len - off) return -1;
-      if (raw > *cap) {
-        free(*dst);
-        *cap = (size_t)raw;
-        *dst = malloc(*cap);
-        if (!*dst) exit(2);
-      }
-      size_t got = ZSTD_decompressDCtx(dc, *dst, (size_t)raw, p + off, (size_t)stored);
-      if (ZSTD_isError(got) || got != raw) return -1;
-      records += (long long)le(e + 32, 8);
+    const uint8_t *frame;
+    size_t stored, raw;
+    uint64_t count;
+    int has = records_section(&v[i], &frame, &stored, &raw, &count);
+    if (has < 0) return -1;
+    if (!has) continue;
+    if (raw > *cap) {
+      free(*dst);
+      *cap = raw;
+      *dst = malloc(*cap);
+      if (!*dst) exit(2);
     }
+    size_t got = ZSTD_decompressDCtx(dc, *dst, raw, frame, stored);
+    if (ZSTD_isError(got) || got != raw) return -1;
+    records += (long long)count;
+  }
+  return records;
+}
+
+/* --keep=B: decompress each RECORDS frame in pieces through a 64 KiB buffer
+ * and keep B bytes of each record in fresh memory; the records, or -1. */
+static long long keep_all(const image *v, uint32_t n, ZSTD_DCtx *dc, size_t keep, uint8_t **kept)
+{
+  enum { PIECE = 65536 - 65536 % sizeof(frz_record) };
+  static uint8_t buf[PIECE];
+  long long records = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint8_t *frame;
+    size_t stored, raw;
+    uint64_t count;
+    kept[i] = NULL;
+    int has = records_section(&v[i], &frame, &stored, &raw, &count);
+    if (has < 0) return -1;
+    if (!has) continue;
+    uint8_t *out = malloc(count * keep + 1);
+    if (!out) exit(2);
+    kept[i] = out;
+    ZSTD_DCtx_reset(dc, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {frame, stored, 0};
+    uint64_t done = 0;
+    while (done < count) {
+      ZSTD_outBuffer o = {buf, PIECE, 0};
+      size_t r = ZSTD_decompressStream(dc, &o, &in);
+      if (ZSTD_isError(r) || o.pos % sizeof(frz_record) || (o.pos == 0 && r == 0)) return -1;
+      for (size_t at = 0; at < o.pos && done < count; at += sizeof(frz_record), done++)
+        memcpy(out + done * keep, buf + at, keep);
+    }
+    records += (long long)count;
   }
   return records;
 }
 
 /* --zstd: zstd's speed on the RECORDS frames of dir. */
-static int zstd_only(const char *dir, int reps)
+static int zstd_only(const char *dir, int reps, size_t keep)
 {
   uint32_t n = 0;
   image *v = read_all(dir, &n);
@@ -153,15 +215,21 @@ static int zstd_only(const char *dir, int reps)
   for (uint32_t i = 0; i < n; i++) bytes += v[i].len;
   for (int k = 0; k < reps; k++) {
     double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-    records = inflate_all(v, n, dc, &dst, &cap);
+    uint8_t **kept = keep ? calloc(n ? n : 1, sizeof *kept) : NULL;
+    if (keep && !kept) exit(2);
+    records = keep ? keep_all(v, n, dc, keep, kept) : inflate_all(v, n, dc, &dst, &cap);
     wall[k] = now(CLOCK_MONOTONIC) - w0;
     cpu[k] = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
     if (records < 0) {
       fprintf(stderr, "fr-bench-load: %s: a file that is not a frz dump\n", dir);
       return 1;
     }
+    for (uint32_t i = 0; keep && i < n; i++) free(kept[i]);
+    free(kept);
   }
-  report("zstd", n, (unsigned long long)records, bytes, "1", wall, cpu, reps);
+  char what[16];
+  snprintf(what, sizeof what, keep ? "keep%zu" : "zstd", keep);
+  report(what, n, (unsigned long long)records, bytes, "1", wall, cpu, reps);
   for (uint32_t i = 0; i < n; i++) free(v[i].buf);
   free(v);
   free(dst);
@@ -171,18 +239,27 @@ static int zstd_only(const char *dir, int reps)
 
 int main(int argc, char **argv)
 {
+  size_t keep = 0;
   int zstd = argc > 1 && strcmp(argv[1], "--zstd") == 0;
+  if (argc > 1 && strncmp(argv[1], "--keep=", 7) == 0) {
+    keep = (size_t)atoi(argv[1] + 7);
+    if (keep < 8 || keep > sizeof(frz_record) || keep % 8) {
+      fprintf(stderr, "fr-bench-load: --keep=B: B is 8..%zu, a multiple of 8\n", sizeof(frz_record));
+      return 2;
+    }
+    zstd = 1;
+  }
   if (zstd) {
     argv++;
     argc--;
   }
   if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: fr-bench-load [--zstd] DIR [REPS]\n");
+    fprintf(stderr, "usage: fr-bench-load [--zstd | --keep=B] DIR [REPS]\n");
     return 2;
   }
   int reps = argc == 3 ? atoi(argv[2]) : 3;
   if (reps < 1 || reps > 100) reps = 3;
-  if (zstd) return zstd_only(argv[1], reps);
+  if (zstd) return zstd_only(argv[1], reps, keep);
   double wall[100], cpu[100];
   unsigned long long records = 0, bytes = 0;
   uint32_t files = 0;
