@@ -25,6 +25,54 @@ static int passed_unrecorded(const fa_analysis *a, const fa_comm *c)
   return any;
 }
 
+/* Is waiting member m's record of c's stuck op queued, never started, behind
+ * an earlier send or receive of its own on the same comm that never
+ * completed?  Both as tracked (not NO_TRACKING, and its dump shows starts:
+ * a PyTorch dump has them only with timing on).  Said, not used as
+ * evidence: where the streams are not known (the recorder as NCCL's profiler
+ * plugin alone), whether the op waits behind them is not known either.
+ * PyTorch's all_to_all and batch_isend_irecv are grouped ncclSend/ncclRecv. */
+static int queued_behind_p2p(const fa_analysis *a, const fa_comm *c, const fa_member *m)
+{
+  const fa_frame *f = fa_member_frame(a, m);
+  const frz_record *x = fa_member_record(a, m, c->stuck_seq);
+  if (!f || !x || x->state != FRZ_STATE_ENQUEUED || (x->flags & FRZ_RF_NO_TRACKING)) return 0;
+  const frz_record *first = f->dump.records;
+  if (x < first || x >= first + f->dump.nrecords) return 0;
+  int starts_seen = 0;
+  for (uint64_t i = 0; i < f->dump.nrecords && !starts_seen; i++)
+    starts_seen = first[i].state == FRZ_STATE_STARTED || first[i].t_start_ns != 0;
+  if (!starts_seen) return 0;
+  for (const frz_record *r = x; r-- > first;) {
+    if (r->comm_id != x->comm_id || (r->comm_rank >= 0 && x->comm_rank >= 0 && r->comm_rank != x->comm_rank))
+      continue;
+    if (r->kind == FRZ_KIND_COLL) return 0; /* a collective between them: not what it waits behind */
+    if (r->kind == FRZ_KIND_P2P && !(r->flags & FRZ_RF_NO_TRACKING) &&
+        (r->state == FRZ_STATE_ENQUEUED || r->state == FRZ_STATE_STARTED))
+      return 1;
+  }
+  return 0;
+}
+
+/* Split c's waiting ranks w: those queued behind unfinished p2p of their own
+ * (queued_behind_p2p) move to q, the rest stay in w. */
+static int split_queued(const fa_analysis *a, const fa_comm *c, fa_ranks *w, fa_ranks *q)
+{
+  uint32_t cap = 0;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < w->n; i++) {
+    const fa_member *m = NULL;
+    for (int32_t r = 0; r < c->size && !m; r++)
+      if (c->members[r].state == FA_MEMBER_WAITING && c->members[r].global_rank == w->v[i]) m = &c->members[r];
+    if (m && queued_behind_p2p(a, c, m)) {
+      if (fa_ranks_push(q, &cap, w->v[i])) return -1;
+    } else
+      w->v[n++] = w->v[i];
+  }
+  w->n = n;
+  return 0;
+}
+
 /* Was an unfinished member of c one whose op never started? */
 static int not_started_any(const fa_comm *c)
 {
@@ -444,7 +492,13 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       if (w.n) sb_printf(b, "; %s %s for it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
     } else if (c->nlagging) {
       sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
+      if (split_queued(a, c, &w, &o)) goto out;
       if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+      if (o.n)
+        sb_printf(b, "%s%s enqueued it, and it never started there, after sends and receives of %s own "
+                  "on that comm that never completed", w.n ? ", " : "; ", ranks_phrase(&o, p2, sizeof p2),
+                  o.n == 1 ? "its" : "their");
+      fa_ranks_free(&o);
       if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
       if (o.n)
         sb_printf(b, "%s%s %s", w.n ? ", " : "; ", ranks_phrase(&o, p2, sizeof p2),

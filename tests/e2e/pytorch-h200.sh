@@ -84,4 +84,15 @@ for l in 0 1 2; do
     echo "$a2a" | grep -q -- "$e (inferred)" || fail "a2a-hang: link $e not inferred"
   done
 done
+# the recorder's own dumps (no streams): the ranks that enqueued the next
+# collective after their unfinished all-to-all (or pipeline) sends and
+# receives are said so, not "wait in it"; PyTorch's dumps without timing
+# show no starts, and are not
+for j in a2a-hang pp-hang; do
+  "$FR_ANALYZE" "$FIX/$j/frz" | tr '\n' ' ' | tr -s ' ' |
+    grep -q "enqueued it, and it never started there, after sends and receives of their own" ||
+    fail "$j/frz: the ranks queued after their unfinished p2p are not said so"
+done
+"$FR_ANALYZE" "$FIX/pp-hang/api-full" | grep -q "never started there" &&
+  fail "pp-hang/api-full: a dump without starts said an op never started"
 echo "pytorch-h200: 34 real dump directories, each with its verdict"

@@ -353,6 +353,52 @@ START_TEST(test_not_started_split)
 }
 END_TEST
 
+/* A rank never posts its side of a grouped exchange (an all-to-all of
+ * ncclSend/ncclRecv) and never enters the next collective; the others'
+ * records of that collective never started, after their unfinished sends
+ * and receives on the comm.  Where the streams do not tell (the p2p records
+ * say none), the summary says so of those ranks instead of "wait in it";
+ * a rank without such p2p still waits in it.  With the p2p on the
+ * collective's stream, the stream rule takes them as lagging behind it. */
+START_TEST(test_queued_behind_p2p)
+{
+  static const struct { int n, lag; unsigned plain_mask; int same_stream; } v[] = {
+      {4, 3, 0, 0}, {8, 5, 1u << 2, 0}, {6, 0, 0, 0}, {4, 3, 0, 1},
+  };
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    job *j = job_new(v[k].n);
+    job_world(j, WORLD);
+    run(j, 0, v[k].n - 1, WORLD, 10);
+    for (int r = 0; r < v[k].n; r++) {
+      if (r == v[k].lag) continue;
+      if ((v[k].plain_mask >> r) & 1) {
+        step(j, r, WORLD, FRZ_STATE_STARTED);
+        continue;
+      }
+      for (int d = 0; d < 2; d++) {
+        p2p(j, r, WORLD, d ? FRZ_OP_Recv : FRZ_OP_Send, v[k].lag, 1, FRZ_STATE_STARTED);
+        frz_record *x = &j->rec[r][j->nrec[r] - 1];
+        x->t_start_ns = x->t_enqueue_ns + DT / 10;
+        x->group_id = 20;
+        x->flags |= FRZ_RF_IN_GROUP;
+        if (v[k].same_stream) x->stream = 0x5000 + (uint64_t)r;
+      }
+      step(j, r, WORLD, FRZ_STATE_ENQUEUED);
+    }
+    fa_analysis *a = analyse(j);
+    const fa_verdict *vd = &a->verdict;
+    ck_assert_int_eq(vd->status, FA_STATUS_HANG);
+    ck_assert_msg(vd->root_cause.n == 1 && vd->root_cause.v[0] == v[k].lag, "variant %zu: root %s", k,
+                  vd->summary);
+    int said = has_substr(vd->summary, "enqueued it, and it never started there, after sends and receives");
+    ck_assert_msg(said == !v[k].same_stream, "variant %zu: %s", k, vd->summary);
+    if (v[k].plain_mask) ck_assert_msg(has_substr(vd->summary, "rank 2 waits in it"), "%s", vd->summary);
+    fa_free(a);
+    job_free(j);
+  }
+}
+END_TEST
+
 /* C3: rank 7 passes a different count at seq 10; everybody goes on. */
 static job *mismatch_job(void)
 {
@@ -1462,6 +1508,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_healthy);
   tcase_add_test(t, test_all_joined_not_completed);
   tcase_add_test(t, test_not_started_split);
+  tcase_add_test(t, test_queued_behind_p2p);
   tcase_add_test(t, test_count_mismatch_minority);
   tcase_add_test(t, test_op_mismatch_cascade);
   tcase_add_test(t, test_dtype_split_no_culprit);
