@@ -206,6 +206,14 @@ typedef struct fa_link {
                                   watchdog) before the other side posted its
                                   own: that one came too late, the root */
   int64_t late_by_ns;          /* counterpart_late: by how much (wall clock) */
+  uint8_t counterpart_not_started; /* p2p: the other side posted its op, queued behind no
+                                  unfinished NCCL op of its stream, and it never started
+                                  (a second or more after its call) while this side's
+                                  started and waits: something else holds that stream
+                                  (a kernel that does not end), the root */
+  uint8_t counterpart_queued;  /* p2p: the other side posted its op, but queued on its
+                                  stream behind an op that did not finish: not posted as
+                                  far as this side can tell; it waits for that op */
   uint8_t evidence;     /* proxy progress: FA_EVIDENCE_* bits; 0 none */
   uint32_t state;       /* NCCL proxy step state it stopped in (SendPeerWait 20, RecvWait 10, ...); 0 unknown */
   uint64_t stalled_ns;  /* how long before the dump that state last changed; 0 unknown */

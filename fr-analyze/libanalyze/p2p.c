@@ -26,8 +26,26 @@ typedef struct p2p_op {
   int64_t t_gave;    /* when its rank gave up (wall clock: its reaction's start, or the end of a
                         process that waited to its end); 0 not known or did not */
   uint8_t waited;    /* enqueued FA_GAVE_UP_NS or more before its dump was taken */
+  uint8_t tracked;   /* its start and completion are tracked (not NO_TRACKING; not a PyTorch dump) */
   uint64_t group;    /* its NCCL group on the recording rank (ncclGroupStart..End); 0 none */
 } p2p_op;
+
+/* A p2p op left out of the matching because it is queued on its stream
+ * behind an unfinished op (it has not started): kept to say so of the link
+ * that waits for it. */
+typedef struct queued_op {
+  int32_t src, dst; /* comm ranks */
+  uint64_t seq;
+  uint8_t dir;
+} queued_op;
+
+/* Is the op of direction dir at (src, dst, seq) among the n queued ones? */
+static int is_queued(const queued_op *q, size_t n, int32_t src, int32_t dst, uint64_t seq, unsigned dir)
+{
+  for (size_t i = 0; i < n; i++)
+    if (q[i].src == src && q[i].dst == dst && q[i].seq == seq && q[i].dir == dir) return 1;
+  return 0;
+}
 
 /* The NCCL groups of a link's waiting ops, by the comm rank that made them:
  * src's and dst's for a joined link, the waiting side's alone otherwise. */
@@ -145,7 +163,7 @@ static int pair_mismatch(fa_comm *c, const p2p_op *x, const p2p_op *y)
  * never comes: the other side waits for it), or that both sides posted and
  * started and neither finished, both alive (joined: it never moved). */
 static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *ops, size_t i,
-                      size_t j, link_groups *lg)
+                      size_t j, link_groups *lg, const queued_op *q, size_t nq)
 {
   int32_t src = ops[i].src, dst = ops[i].dst;
   int64_t max_send = max_seq(ops, i, j, FRZ_DIR_SEND), max_recv = max_seq(ops, i, j, FRZ_DIR_RECV);
@@ -161,6 +179,7 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     int ended = 0; /* both posted, neither done, one side's process ended: the other waits for it */
     int joined = 0;
     int late = 0;  /* both posted, one side only after the other had given up on it: it came too late */
+    int not_started = 0; /* both posted, one side started and waits, the other's never started */
     int64_t late_by = 0;
     if (dirs == ((1u << FRZ_DIR_SEND) | (1u << FRZ_DIR_RECV))) {
       if (!c->has_mismatch && e - k == 2 && ops[k].sig.count != ops[k + 1].sig.count &&
@@ -190,6 +209,15 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
         /* (one side's watchdog judged it stuck: the other, in it 100 ms or
          * more, is as stuck, whatever its own timeout) */
         joined = 1; /* both in it, neither done: the link or a device never moved it */
+      } else if (!ops[k].ended && !ops[k].gave_up && !ops[k + 1].gave_up && ops[k].tracked &&
+                 ops[k + 1].tracked && ops[k].long_in && ops[k + 1].long_in &&
+                 (ops[k].state == FRZ_STATE_STARTED) != (ops[k + 1].state == FRZ_STATE_STARTED)) {
+        /* one side's kernel runs, waiting, the other's never started though
+         * no NCCL op of its stream holds it (those are left out above): the
+         * stream is held by something else, as a split in start of a
+         * collective (fr-analyze(1)) */
+        o = ops[k].state == FRZ_STATE_STARTED ? &ops[k] : &ops[k + 1];
+        not_started = 1;
       } else {
         continue;
       }
@@ -199,7 +227,8 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     int other_no_dump = c->members[other].rank < 0;
     int64_t other_max = o->dir == FRZ_DIR_SEND ? max_recv : max_send;
     if (joined && (done_dir[FRZ_DIR_SEND] || done_dir[FRZ_DIR_RECV])) continue;
-    if (!ended && !joined && !late && !other_no_dump && other_max >= (int64_t)o->seq) continue; /* retained elsewhere */
+    if (!ended && !joined && !late && !not_started && !other_no_dump && other_max >= (int64_t)o->seq)
+      continue; /* retained elsewhere */
     fa_link l;
     memset(&l, 0, sizeof l);
     l.comm = (int32_t)(c - a->comms);
@@ -214,6 +243,10 @@ static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *o
     l.counterpart_ended = (uint8_t)ended;
     l.counterpart_late = (uint8_t)late;
     l.late_by_ns = late_by;
+    l.counterpart_not_started = (uint8_t)not_started;
+    l.counterpart_queued = (uint8_t)(!ended && !joined && !late && !not_started &&
+                                     is_queued(q, nq, src, dst, o->seq, o->dir == FRZ_DIR_SEND ? FRZ_DIR_RECV
+                                                                                             : FRZ_DIR_SEND));
     l.joined = (uint8_t)joined;
     if (joined) l.pending_dir = FRZ_DIR_SEND; /* (the sender's side named first) */
     l.seq = o->shown;
@@ -264,8 +297,13 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
   }
   if (!total) return 0;
   p2p_op *ops = malloc(total * sizeof *ops);
-  if (!ops) return -1;
-  size_t n = 0;
+  queued_op *q = malloc(total * sizeof *q);
+  if (!ops || !q) {
+    free(ops);
+    free(q);
+    return -1;
+  }
+  size_t n = 0, nq = 0;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->rank < 0) continue;
@@ -281,7 +319,12 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
         continue;
       /* not posted as far as its peer can tell: in a group never ended, or
        * queued behind an unfinished op on its stream (it has not started) */
-      if ((rec->flags & FRZ_RF_GROUP_OPEN) || fa_rec_behind(&f->dump, rec, c->id)) continue;
+      if (rec->flags & FRZ_RF_GROUP_OPEN) continue;
+      if (fa_rec_behind(&f->dump, rec, c->id)) {
+        q[nq++] = (queued_op){dir == FRZ_DIR_SEND ? r : rec->peer, dir == FRZ_DIR_SEND ? rec->peer : r, rec->seq,
+                              (uint8_t)dir};
+        continue;
+      }
       p2p_op *o = &ops[n++];
       o->src = dir == FRZ_DIR_SEND ? r : rec->peer;
       o->dst = dir == FRZ_DIR_SEND ? rec->peer : r;
@@ -307,6 +350,7 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
                                          (int64_t)f->dump.process.anchor_realtime_ns
                                    : 0;
       o->state = rec->state;
+      o->tracked = !f->dump.pt && !(rec->flags & FRZ_RF_NO_TRACKING);
       o->group = rec->group_id;
       o->ended = (uint8_t)(ended && !fa_waited_to_end(&f->dump, rec)); /* (one that waited, then ended, gave up) */
       /* (or its rank gave up on it: a watchdog judged it stuck, and aborted;
@@ -350,11 +394,12 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
   for (size_t i = 0; i < n && rc == 0;) {
     size_t j = i;
     while (j < n && ops[j].src == ops[i].src && ops[j].dst == ops[i].dst) j++;
-    rc = pair_links(a, c, &cap, ops, i, j, lg);
+    rc = pair_links(a, c, &cap, ops, i, j, lg, q, nq);
     i = j;
   }
   if (rc == 0) held_by_groups(c, first, lg);
   free(lg);
   free(ops);
+  free(q);
   return rc;
 }

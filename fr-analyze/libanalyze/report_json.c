@@ -144,6 +144,8 @@ static cJSON *link_obj(jctx *j, const fa_link *l)
     add(j, o, "counterpart_no_dump", chk(j, cJSON_CreateBool(l->counterpart_no_dump)));
     if (l->counterpart_ended) add(j, o, "counterpart_ended", chk(j, cJSON_CreateTrue()));
     if (l->counterpart_late) add(j, o, "counterpart_late", chk(j, cJSON_CreateTrue()));
+    if (l->counterpart_not_started) add(j, o, "counterpart_not_started", chk(j, cJSON_CreateTrue()));
+    if (l->counterpart_queued) add(j, o, "counterpart_queued", chk(j, cJSON_CreateTrue()));
     if (l->joined) add(j, o, "joined", chk(j, cJSON_CreateTrue()));
     if (l->held_by_group) add(j, o, "held_by_group", chk(j, cJSON_CreateTrue()));
   }

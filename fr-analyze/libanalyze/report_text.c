@@ -130,8 +130,16 @@ static void link_text(FILE *o, const fa_link *l)
       fprintf(o, " (p2p seq %llu: rank %s gave up on its %s, rank %s posted its %s %.1f s later: it came too late",
               (unsigned long long)l->seq, rk(send ? l->src : l->dst, b1), send ? "Send" : "Recv",
               rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send", (double)l->late_by_ns / 1e9);
+    else if (l->counterpart_not_started)
+      fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s's %s never started",
+              (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
+              rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");
     else if (l->counterpart_ended)
       fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s ended with its %s in flight",
+              (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
+              rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");
+    else if (l->counterpart_queued)
+      fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s's %s is queued behind an unfinished op",
               (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
               rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");
     else
@@ -350,7 +358,27 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
       fa_ranks_free(&h);
     } else {
       fprintf(o, " waiting %s", rset(&w, buf));
-      fprintf(o, "; missing %s", rset(&m, buf));
+      /* those that enqueued it behind an unfinished op of their stream are
+       * not missing: they wait for that op */
+      uint32_t nq = 0, nm = 0;
+      for (uint32_t i = 0; i < m.n; i++) {
+        int behind = 0;
+        for (int32_t q = 0; q < c->size && !behind; q++)
+          behind = c->members[q].behind && c->members[q].global_rank == m.v[i];
+        if (behind) {
+          int32_t g = m.v[i];
+          memmove(&m.v[nm + 1], &m.v[nm], (i - nm) * sizeof *m.v); /* (keeps both lists in order) */
+          m.v[nm++] = g;
+          nq++;
+        }
+      }
+      if (nq) {
+        fa_ranks qr = {m.v, nq}, rest = {m.v + nq, m.n - nq};
+        fprintf(o, "; behind other ops %s", rset(&qr, buf));
+        fprintf(o, "; missing %s", rset(&rest, buf));
+      } else {
+        fprintf(o, "; missing %s", rset(&m, buf));
+      }
     }
     uint32_t placed_not = 0; /* of a comm that never formed, comm ranks not placed */
     for (int32_t q = 0; c->unformed && q < c->size; q++)

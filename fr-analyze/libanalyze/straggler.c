@@ -70,7 +70,14 @@ int fa_frames_progress(fa_analysis *a)
     uint32_t base = episode_first(a, r);
     if (base == r->first_frame + r->nframes - 1) continue; /* one frame of this episode */
     multi++;
-    r->progress = progress_between(&a->frames[base], fa_rank_latest(a, r));
+    /* (a rank whose comm NCCL reported broken is not slow: what its ops
+     * did after the error says nothing of a hang) */
+    const fa_frame *last = fa_rank_latest(a, r);
+    int broken = 0;
+    for (uint32_t e = 0; e < last->dump.ncomms && !broken; e++)
+      broken = (last->dump.comms[e].flags & FRZ_CF_ASYNC_ERROR) != 0;
+    if (broken) continue;
+    r->progress = progress_between(&a->frames[base], last);
     if (r->progress && fa_ranks_push(&v->progressed, &cap, r->global_rank)) return -1;
   }
   v->frames_progress = multi > 0 && v->progressed.n == multi;

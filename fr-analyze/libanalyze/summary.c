@@ -73,6 +73,19 @@ static int split_queued(const fa_analysis *a, const fa_comm *c, fa_ranks *w, fa_
   return 0;
 }
 
+/* Is every lagging member of c (one at least) queued on its stream behind an
+ * unfinished op (fa_member.behind), none one that never enqueued the op? */
+static int lagging_behind(const fa_comm *c)
+{
+  int any = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    if (c->members[r].state != FA_MEMBER_LAGGING) continue;
+    if (!c->members[r].behind) return 0;
+    any = 1;
+  }
+  return any;
+}
+
 /* Was an unfinished member of c one whose op never started? */
 static int not_started_any(const fa_comm *c)
 {
@@ -491,7 +504,12 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
       if (w.n) sb_printf(b, "; %s %s for it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
     } else if (c->nlagging) {
-      sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
+      if (lagging_behind(c)) /* they enqueued it, behind an unfinished op of their stream */
+        sb_printf(b, "%s enqueued %s on comm %s behind an unfinished op of %s own stream, where it never "
+                  "started", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex,
+                  v->lagging.n == 1 ? "its" : "their");
+      else
+        sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
       if (split_queued(a, c, &w, &o)) goto out;
       if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
       if (o.n)
@@ -543,15 +561,21 @@ static int say_hang(const fa_analysis *a, sbuf *b)
         sb_printf(b, "%u member(s) of unknown rank that left no dump", c->nno_dump);
     }
   } else {
-    uint32_t cap = 0, nl = 0;
+    uint32_t cap = 0, nl = 0, held = 0; /* (held: posted, but never started or queued) */
     for (uint32_t i = 0; i < c->nlinks; i++)
       if (c->links[i].p2p) {
         nl++;
+        held += c->links[i].counterpart_not_started || c->links[i].counterpart_queued;
         if (fa_p2p_waiter(&c->links[i]) >= 0 && fa_ranks_push(&w, &cap, fa_p2p_waiter(&c->links[i])))
           goto out;
       }
     fa_ranks_sort(&w);
-    if (v->lagging.n)
+    if (v->lagging.n && held)
+      sb_printf(b, "%s %s in p2p operations on comm %s whose other side never posted, never started or "
+                "queued behind one of those; the waits end at %s (%u missing link%s)",
+                ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2),
+                nl, nl == 1 ? "" : "s");
+    else if (v->lagging.n)
       sb_printf(b, "%s %s in p2p operations on comm %s that %s never posted (%u missing link%s)",
                 ranks_phrase(&w, p1, sizeof p1), wait_verb(&w), hex, ranks_phrase(&v->lagging, p2, sizeof p2),
                 nl, nl == 1 ? "" : "s");

@@ -72,6 +72,27 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
   return 0;
 }
 
+/* Does cycle step st await one member alone of its comm (a collective
+ * step, all its members placed)? */
+static int awaited_alone(const fa_analysis *a, const fa_wait_step *st)
+{
+  const fa_comm *c = &a->comms[st->comm];
+  return !st->p2p && !st->uncertain && !c->nno_dump && c->nlagging == 1;
+}
+
+/* Does global rank g wait, in v's cycle, in a step that awaits several
+ * members of its comm? */
+static int waits_for_several(const fa_analysis *a, const fa_verdict *v, int32_t g)
+{
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *st = &v->cycle[i];
+    if (st->rank != g) continue;
+    const fa_comm *c = &a->comms[st->comm];
+    return !st->p2p && !st->uncertain && !c->nno_dump && c->nlagging > 1;
+  }
+  return 0;
+}
+
 /* Mark, for every rank, the first comm where it waits. */
 static void mark_waits(fa_analysis *a)
 {
@@ -560,11 +581,18 @@ int fa_verdict_build(fa_analysis *a)
    * rank that changed may have done a new call its peer wrongly left out) */
   v->changed = culprit || v->astray >= 0 ? -1 : fa_round_changed(a, v);
   if (v->astray >= 0 && fa_ranks_push(&v->root_cause, &cap_r, v->astray)) return -1;
+  /* (of the ranks a step awaits alone, those that wait in a step that
+   * awaits several: the one that skipped a call went on into another comm,
+   * where it waits for the many; one awaited alone that waits in turn for
+   * one alone is held up by it, a link of the chain; when none is so, all
+   * of them) */
+  int strict = 0;
+  for (uint32_t i = 0; sole && several && i < v->ncycle; i++)
+    strict |= awaited_alone(a, &v->cycle[i]) && waits_for_several(a, v, v->cycle[i].waits_for);
   for (uint32_t i = 0; i < v->ncycle && !culprit && v->astray < 0; i++) {
     const fa_wait_step *st = &v->cycle[i];
-    const fa_comm *c = &a->comms[st->comm];
     if (sole && several) {
-      if (!st->p2p && !st->uncertain && !c->nno_dump && c->nlagging == 1 &&
+      if (awaited_alone(a, st) && (!strict || waits_for_several(a, v, st->waits_for)) &&
           fa_ranks_push(&v->root_cause, &cap_r, st->waits_for))
         return -1;
     } else if (fa_ranks_push(&v->root_cause, &cap_r, st->rank)) {

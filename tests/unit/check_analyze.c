@@ -111,6 +111,17 @@ static int has_substr(const char *hay, const char *needle)
   return hay && strstr(hay, needle) != NULL;
 }
 
+
+/* The analysis of the dumps written to dir (fa_add_path, fa_run). */
+static fa_analysis *analyse_dir(const char *dir)
+{
+  fa_analysis *a = fa_new();
+  ck_assert_ptr_nonnull(a);
+  ck_assert_int_eq(fa_add_path(a, dir), 0);
+  ck_assert_int_eq(fa_run(a), 0);
+  return a;
+}
+
 /* ---- tests ---------------------------------------------------------------------- */
 
 START_TEST(test_c1_rank_stops)
@@ -562,9 +573,7 @@ START_TEST(test_corrupt_file_among_good)
   put_file(dir, "truncated.frz", buf, len / 2);
   free(buf);
 
-  fa_analysis *a = fa_new();
-  ck_assert_int_eq(fa_add_path(a, dir), 0);
-  ck_assert_int_eq(fa_run(a), 0);
+  fa_analysis *a = analyse_dir(dir);
   ck_assert_uint_eq(a->nfiles, 11);
   ck_assert_uint_eq(a->nframes, 8);
   ck_assert_uint_eq(a->nproblems, 3);
@@ -631,9 +640,7 @@ START_TEST(test_c12_partial_evidence)
   char *dir = temp_dir();
   write_job(j, dir);
   put_file(dir, "job-42-r00006-f0000.frz", "", 0);
-  fa_analysis *a = fa_new();
-  ck_assert_int_eq(fa_add_path(a, dir), 0);
-  ck_assert_int_eq(fa_run(a), 0);
+  fa_analysis *a = analyse_dir(dir);
   const fa_verdict *v = &a->verdict;
   ck_assert_int_eq(v->status, FA_STATUS_HANG);
   RANKS_EQ(&v->lagging, 5);
@@ -1093,9 +1100,7 @@ START_TEST(test_frames_progress_not_hung)
   }
   write_job(j, dir);
   job_free(j);
-  fa_analysis *a = fa_new();
-  ck_assert_int_eq(fa_add_path(a, dir), 0);
-  ck_assert_int_eq(fa_run(a), 0);
+  fa_analysis *a = analyse_dir(dir);
   const fa_verdict *v = &a->verdict;
   ck_assert(v->frames_progress);
   ck_assert_uint_eq(v->progressed.n, 4);
@@ -1107,6 +1112,16 @@ START_TEST(test_frames_progress_not_hung)
 }
 END_TEST
 
+/* Four ranks in the world comm, ranks 0 and 1 also in pair comm 0x11. */
+static job *world_and_pair(void)
+{
+  job *j = job_new(4);
+  job_world(j, WORLD);
+  job_comm(j, 0, 0x11, 2, 0);
+  job_comm(j, 1, 0x11, 2, 1);
+  return j;
+}
+
 /* Progress elsewhere hides no hang (issue 15): ranks 2,3 wait in a world
  * all-reduce that ranks 0,1 never call, while 0,1 go on in their own pair
  * comm and write a second frame.  Every rank with several frames progressed,
@@ -1115,10 +1130,7 @@ START_TEST(test_progress_elsewhere_hides_no_hang)
 {
   char *dir = temp_dir();
   for (int frame = 0; frame < 2; frame++) {
-    job *j = job_new(4);
-    job_world(j, WORLD);
-    job_comm(j, 0, 0x11, 2, 0);
-    job_comm(j, 1, 0x11, 2, 1);
+    job *j = world_and_pair();
     job_comm(j, 2, 0x22, 2, 0);
     job_comm(j, 3, 0x22, 2, 1);
     run(j, 0, 3, WORLD, 4);
@@ -1134,9 +1146,7 @@ START_TEST(test_progress_elsewhere_hides_no_hang)
     write_job(j, dir);
     job_free(j);
   }
-  fa_analysis *a = fa_new();
-  ck_assert_int_eq(fa_add_path(a, dir), 0);
-  ck_assert_int_eq(fa_run(a), 0);
+  fa_analysis *a = analyse_dir(dir);
   const fa_verdict *v = &a->verdict;
   ck_assert(v->frames_progress); /* 0 and 1 progressed, in their pair comm */
   ck_assert_int_eq(v->status, FA_STATUS_HANG);
@@ -1146,6 +1156,44 @@ START_TEST(test_progress_elsewhere_hides_no_hang)
   fa_free(a);
   remove_dir(dir);
   free(dir);
+}
+END_TEST
+
+/* A rank whose comm NCCL reported broken (an async error) is not "slow,
+ * not hung" because an op it had in flight completed between its frames
+ * (a break-it pass: its TP all-reduce finished after its DP comm broke);
+ * the same frames without the error still count as progress. */
+START_TEST(test_broken_rank_not_progressed)
+{
+  for (int err = 0; err < 2; err++) {
+    char *dir = temp_dir();
+    for (int frame = 0; frame < 2; frame++) {
+      job *j = world_and_pair();
+      run(j, 0, 3, WORLD, 4);
+      run(j, 0, 1, 0x11, 3 + frame);
+      for (int r = 0; r < 4; r++) step(j, r, WORLD, r == 1 ? FRZ_STATE_ENQUEUED : FRZ_STATE_STARTED);
+      if (err) find_comm(j, 1, WORLD)->flags |= FRZ_CF_ASYNC_ERROR;
+      for (int r = 0; r < 4; r++) {
+        j->proc[r].frame = (uint32_t)frame;
+        if (frame) j->proc[r].trigger = FRZ_TRIGGER_FRAME;
+        if (frame && r != 1) j->absent[r] = 1; /* rank 1 alone wrote a second frame */
+      }
+      write_job(j, dir);
+      job_free(j);
+    }
+    fa_analysis *a = analyse_dir(dir);
+    const fa_verdict *v = &a->verdict;
+    ck_assert_int_ne(v->status, FA_STATUS_HEALTHY);
+    if (err) {
+      RANKS_NONE(&v->progressed);
+      ck_assert_msg(!has_substr(v->summary, "slow, not hung"), "%s", v->summary);
+    } else {
+      RANKS_EQ(&v->progressed, 1);
+    }
+    fa_free(a);
+    remove_dir(dir);
+    free(dir);
+  }
 }
 END_TEST
 
@@ -1191,9 +1239,7 @@ START_TEST(test_slow_job_in_flight)
     write_job(j, dir);
     job_free(j);
   }
-  fa_analysis *a = fa_new();
-  ck_assert_int_eq(fa_add_path(a, dir), 0);
-  ck_assert_int_eq(fa_run(a), 0);
+  fa_analysis *a = analyse_dir(dir);
   ck_assert_int_eq(a->verdict.status, FA_STATUS_HEALTHY);
   int32_t w = fa_find_comm(a, WORLD);
   ck_assert_int_ge(w, 0);
@@ -1509,6 +1555,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_all_joined_not_completed);
   tcase_add_test(t, test_not_started_split);
   tcase_add_test(t, test_queued_behind_p2p);
+  tcase_add_test(t, test_broken_rank_not_progressed);
   tcase_add_test(t, test_count_mismatch_minority);
   tcase_add_test(t, test_op_mismatch_cascade);
   tcase_add_test(t, test_dtype_split_no_culprit);
