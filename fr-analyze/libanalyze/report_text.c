@@ -131,17 +131,15 @@ static void link_text(FILE *o, const fa_link *l)
               (unsigned long long)l->seq, rk(send ? l->src : l->dst, b1), send ? "Send" : "Recv",
               rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send", (double)l->late_by_ns / 1e9);
     else if (l->counterpart_not_started)
-      fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s's %s never started",
-              (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
-              rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");
+      fprintf(o, " (p2p seq %llu: %s of rank %s waits, %s never started", (unsigned long long)l->seq,
+              send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1), send ? "Recv" : "Send");
     else if (l->counterpart_ended)
       fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s ended with its %s in flight",
               (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
               rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");
     else if (l->counterpart_queued)
-      fprintf(o, " (p2p seq %llu: %s of rank %s waits, rank %s's %s is queued behind an unfinished op",
-              (unsigned long long)l->seq, send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
-              rk(send ? l->dst : l->src, b2), send ? "Recv" : "Send");
+      fprintf(o, " (p2p seq %llu: %s of rank %s waits, %s still queued", (unsigned long long)l->seq,
+              send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1), send ? "Recv" : "Send");
     else
       fprintf(o, " (p2p seq %llu: %s of rank %s waits, %s", (unsigned long long)l->seq,
               send ? "Send" : "Recv", rk(send ? l->src : l->dst, b1),
@@ -372,19 +370,17 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
           nq++;
         }
       }
-      if (nq) {
-        fa_ranks qr = {m.v, nq}, rest = {m.v + nq, m.n - nq};
-        fprintf(o, "; behind other ops %s", rset(&qr, buf));
-        fprintf(o, "; missing %s", rset(&rest, buf));
-      } else {
-        fprintf(o, "; missing %s", rset(&m, buf));
-      }
+      fa_ranks rest = {m.v + nq, m.n - nq};
+      fprintf(o, "; missing %s", rset(&rest, buf));
+      m.n = nq; /* (now the members behind other ops: their line comes below) */
     }
     uint32_t placed_not = 0; /* of a comm that never formed, comm ranks not placed */
     for (int32_t q = 0; c->unformed && q < c->size; q++)
       placed_not += c->members[q].state == FA_MEMBER_NO_DUMP && c->members[q].ncand;
     if (c->nno_dump > placed_not) fprintf(o, " (%u no dump)", c->nno_dump - placed_not);
     if (placed_not) fprintf(o, " (%u comm rank%s never arrived, rank not known)", placed_not, placed_not == 1 ? "" : "s");
+    if (!c->nahead && m.n) fprintf(o, "\n                  behind other ops %s (enqueued it, queued on %s)",
+                                   rset(&m, buf), m.n == 1 ? "its stream" : "their streams");
     if (c->nunfinished) { /* their own work never finished: on a line of its own */
       fa_ranks u;
       if (fa_comm_ranks(c, FA_MEMBER_UNFINISHED, &u)) return -1;

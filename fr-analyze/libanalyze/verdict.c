@@ -288,12 +288,21 @@ static int chain_end(const fa_analysis *a, int32_t start, int32_t *end)
 
 /* ---- the links reported in the verdict ------------------------------------------ */
 
+/* Where a link comes in the verdict's list: what the dumps show first
+ * (proxy progress, then unmatched p2p ops), then ring edges only inferred,
+ * then links that only wait with their NCCL group (consequences). */
+static int link_rank(const fa_link *l)
+{
+  if (l->held_by_group) return 3;
+  if (l->inferred) return 2;
+  return l->p2p ? 1 : 0;
+}
+
 static int cmp_link(const void *x, const void *y)
 {
   const fa_link *a = x, *b = y;
-  if (a->p2p != b->p2p) return a->p2p < b->p2p ? -1 : 1;
-  /* (links that only wait with their NCCL group last: consequences) */
-  if (a->held_by_group != b->held_by_group) return a->held_by_group < b->held_by_group ? -1 : 1;
+  int ra = link_rank(a), rb = link_rank(b);
+  if (ra != rb) return ra < rb ? -1 : 1;
   if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
   if (a->src != b->src) return a->src < b->src ? -1 : 1;
   if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
@@ -302,7 +311,8 @@ static int cmp_link(const void *x, const void *y)
   return (a->pending_dir > b->pending_dir) - (a->pending_dir < b->pending_dir);
 }
 
-/* Inferred edges of the chosen comm, then every unmatched p2p op. */
+/* The links of the chosen comm and every unmatched p2p op, in link_rank
+ * order. */
 static int collect_links(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
