@@ -306,6 +306,9 @@ void *fd_dump_json(const char *name, const frz_dump *d)
   cJSON *recs = chk(&j, cJSON_CreateArray());
   for (uint64_t i = 0; recs && i < d->nrecords; i++) {
     cJSON *r = record_obj(&j, &d->records[i], ref);
+    /* a PyTorch p2p op: PyTorch's own p2p_seq_id beside the seq the import aligned */
+    if (d->pt && d->records[i].kind == FRZ_KIND_P2P)
+      add(&j, r, "p2p_seq_id", u64(&j, d->pt->records[i].p2p_seq_id));
     if (r) cJSON_AddItemToArray(recs, r);
   }
   add(&j, o, "records", recs);

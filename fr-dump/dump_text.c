@@ -162,7 +162,9 @@ static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
     unsigned kind = r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
     int has_seq = kind == FRZ_KIND_COLL || kind == FRZ_KIND_LIFE || kind == FRZ_KIND_P2P;
     char seq[24];
-    if (has_seq) snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->seq);
+    if (has_seq && d->pt && kind == FRZ_KIND_P2P) /* PyTorch's own p2p_seq_id, as the reports show */
+      snprintf(seq, sizeof seq, "%llu", (unsigned long long)d->pt->records[i].p2p_seq_id);
+    else if (has_seq) snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->seq);
     else snprintf(seq, sizeof seq, "-");
     int_or_dash(r->peer, peer, sizeof peer);
     int_or_dash(r->comm_rank, crank, sizeof crank);

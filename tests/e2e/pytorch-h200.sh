@@ -95,4 +95,11 @@ for j in a2a-hang pp-hang; do
 done
 "$FR_ANALYZE" "$FIX/pp-hang/api-full" | grep -q "never started there" &&
   fail "pp-hang/api-full: a dump without starts said an op never started"
+# fr-dump shows a PyTorch p2p op by PyTorch's own p2p_seq_id (text), and
+# gives it beside the aligned seq (JSON), not the import's internal seq
+"$FR_DUMP" "$FIX/pp-hang/timeout/nccl_trace_rank_2" | awk '$4 == "Send" || $4 == "Recv" { print $3 }' |
+  grep -q '^4294967' && fail "fr-dump shows the import's internal p2p seq"
+"$FR_DUMP" --json "$FIX/pp-hang/timeout/nccl_trace_rank_2" |
+  python3 -c 'import json,sys; r=[x for x in json.load(sys.stdin)["records"] if x["kind"] == "p2p"]; sys.exit(0 if r and all(isinstance(x.get("p2p_seq_id"), int) for x in r) else 1)' ||
+  fail "fr-dump --json: a PyTorch p2p record without its p2p_seq_id"
 echo "pytorch-h200: 34 real dump directories, each with its verdict"
