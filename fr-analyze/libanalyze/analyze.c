@@ -765,11 +765,14 @@ static int exact_link(const fa_comm *c, int32_t src, int32_t dst)
   return 0;
 }
 
+#define FA_PAIR_LINKS_MAX 4096 /* inferred all-to-all links of one comm at most */
+
 /* Add the inferred link src -> dst (comm ranks) of the stuck op, unless
- * proxy progress already named it. */
-static int infer_link(fa_comm *c, uint32_t *cap, int32_t idx, int32_t src, int32_t dst)
+ * proxy progress already named it (looked for only when the comm has such
+ * links: evidence). */
+static int infer_link(fa_comm *c, uint32_t *cap, int32_t idx, int32_t src, int32_t dst, int evidence)
 {
-  if (exact_link(c, src, dst)) return 0;
+  if (evidence && exact_link(c, src, dst)) return 0;
   fa_link k;
   memset(&k, 0, sizeof k);
   k.comm = idx;
@@ -795,19 +798,26 @@ int fa_ring_links(fa_analysis *a, fa_comm *c)
   const frz_dump *sd;
   const frz_record *at = fa_comm_record_in(a, c, c->stuck_seq, &sd);
   int all_pairs = at && at->op == FRZ_OP_AlltoAll;
+  /* (every pair, up to FA_PAIR_LINKS_MAX links; beyond, the ring's edges:
+   * many ranks missing from a wide all-to-all would list millions) */
+  uint64_t nblamed = 0;
+  for (int32_t l = 0; all_pairs && l < n; l++) nblamed += fa_member_blamed(c, &c->members[l]) != 0;
+  if (all_pairs && 2 * nblamed * c->nwaiting > FA_PAIR_LINKS_MAX) all_pairs = 0;
+  int evidence = 0;
+  for (uint32_t i = 0; i < c->nlinks && !evidence; i++) evidence = c->links[i].evidence != 0;
   for (int32_t l = 0; l < n; l++) {
     if (!fa_member_blamed(c, &c->members[l])) continue;
     if (all_pairs) {
       for (int32_t w = 0; w < n; w++) {
         if (w == l || c->members[w].state != FA_MEMBER_WAITING) continue;
-        if (infer_link(c, &cap, idx, w, l) || infer_link(c, &cap, idx, l, w)) return -1;
+        if (infer_link(c, &cap, idx, w, l, evidence) || infer_link(c, &cap, idx, l, w, evidence)) return -1;
       }
       continue;
     }
     /* on a ring the predecessor sends to the blamed rank, which sends on */
     int32_t prev = (l + n - 1) % n, next = (l + 1) % n;
-    if (c->members[prev].state == FA_MEMBER_WAITING && infer_link(c, &cap, idx, prev, l)) return -1;
-    if (c->members[next].state == FA_MEMBER_WAITING && infer_link(c, &cap, idx, l, next)) return -1;
+    if (c->members[prev].state == FA_MEMBER_WAITING && infer_link(c, &cap, idx, prev, l, evidence)) return -1;
+    if (c->members[next].state == FA_MEMBER_WAITING && infer_link(c, &cap, idx, l, next, evidence)) return -1;
   }
   return 0;
 }

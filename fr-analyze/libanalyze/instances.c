@@ -36,15 +36,19 @@ int fa_claim_instances(const fa_analysis *a, const uint32_t *frame, const uint32
 {
   *ninst = 1;
   for (uint32_t i = 0; i < n; i++) inst[i] = 0;
-  /* conflicts at all?  (claims come sorted by global rank) */
-  int conflict = 0;
-  for (uint32_t i = 0; i < n && !conflict; i++)
-    for (uint32_t j = i + 1; j < n && !conflict; j++)
-      conflict = g[i] != g[j] &&
-                 a->frames[frame[i]].dump.comms[entry[i]].rank == a->frames[frame[j]].dump.comms[entry[j]].rank;
-  if (!conflict) return 0;
-  order *o = malloc(n * sizeof *o);
+  /* conflicts at all: one comm rank claimed by two global ranks?  (sorted
+   * by comm rank and global rank, such claims are neighbours: n log n, not
+   * every pair, for a world comm of thousands of ranks) */
+  order *o = malloc((n ? n : 1) * sizeof *o);
   if (!o) return -1;
+  for (uint32_t i = 0; i < n; i++) o[i] = (order){a->frames[frame[i]].dump.comms[entry[i]].rank, 0, g[i], i};
+  qsort(o, n, sizeof *o, cmp_order);
+  int conflict = 0;
+  for (uint32_t i = 1; i < n && !conflict; i++) conflict = o[i].comm_rank == o[i - 1].comm_rank && o[i].g != o[i - 1].g;
+  if (!conflict) {
+    free(o);
+    return 0;
+  }
   for (uint32_t i = 0; i < n; i++) {
     const fa_frame *f = &a->frames[frame[i]];
     const frz_record *r = fa_frame_record(f, entry[i], 0);

@@ -47,6 +47,8 @@ int fa_alive_split(const fa_analysis *a, const fa_ranks *r, fa_ranks *announced,
 
 /* Sort and remove duplicates. */
 void fa_ranks_sort(fa_ranks *r);
+/* Is global rank g in r, which fa_ranks_sort sorted?  (binary search) */
+int fa_ranks_has(const fa_ranks *r, int32_t g);
 
 /* Printf-like append to a malloc'd summary string. */
 char *fa_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -30,23 +30,6 @@ typedef struct p2p_op {
   uint64_t group;    /* its NCCL group on the recording rank (ncclGroupStart..End); 0 none */
 } p2p_op;
 
-/* A p2p op left out of the matching because it is queued on its stream
- * behind an unfinished op (it has not started): kept to say so of the link
- * that waits for it. */
-typedef struct queued_op {
-  int32_t src, dst; /* comm ranks */
-  uint64_t seq;
-  uint8_t dir;
-} queued_op;
-
-/* Is the op of direction dir at (src, dst, seq) among the n queued ones? */
-static int is_queued(const queued_op *q, size_t n, int32_t src, int32_t dst, uint64_t seq, unsigned dir)
-{
-  for (size_t i = 0; i < n; i++)
-    if (q[i].src == src && q[i].dst == dst && q[i].seq == seq && q[i].dir == dir) return 1;
-  return 0;
-}
-
 /* The NCCL groups of a link's waiting ops, by the comm rank that made them:
  * src's and dst's for a joined link, the waiting side's alone otherwise. */
 typedef struct link_groups {
@@ -67,6 +50,21 @@ static int cmp_op(const void *x, const void *y)
   if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
   if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
   return (a->dir > b->dir) - (a->dir < b->dir);
+}
+
+/* Is the op of direction dir at (src, dst, seq) among the n ops of q, the
+ * ops left out of the matching because they are queued on their stream
+ * behind an unfinished op (sorted by cmp_op)?  Kept to say so of the link
+ * that waits for one. */
+static int is_queued(const p2p_op *q, size_t n, int32_t src, int32_t dst, uint64_t seq, unsigned dir)
+{
+  p2p_op k;
+  memset(&k, 0, sizeof k);
+  k.src = src;
+  k.dst = dst;
+  k.seq = seq;
+  k.dir = (uint8_t)dir;
+  return n && bsearch(&k, q, n, sizeof *q, cmp_op) != NULL;
 }
 
 /* Direction of a p2p record (its dir field, else its op). */
@@ -163,7 +161,7 @@ static int pair_mismatch(fa_comm *c, const p2p_op *x, const p2p_op *y)
  * never comes: the other side waits for it), or that both sides posted and
  * started and neither finished, both alive (joined: it never moved). */
 static int pair_links(fa_analysis *a, fa_comm *c, uint32_t *cap, const p2p_op *ops, size_t i,
-                      size_t j, link_groups *lg, const queued_op *q, size_t nq)
+                      size_t j, link_groups *lg, const p2p_op *q, size_t nq)
 {
   int32_t src = ops[i].src, dst = ops[i].dst;
   int64_t max_send = max_seq(ops, i, j, FRZ_DIR_SEND), max_recv = max_seq(ops, i, j, FRZ_DIR_RECV);
@@ -297,7 +295,7 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
   }
   if (!total) return 0;
   p2p_op *ops = malloc(total * sizeof *ops);
-  queued_op *q = malloc(total * sizeof *q);
+  p2p_op *q = malloc(total * sizeof *q); /* (queued behind an unfinished op: is_queued) */
   if (!ops || !q) {
     free(ops);
     free(q);
@@ -321,8 +319,12 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
        * queued behind an unfinished op on its stream (it has not started) */
       if (rec->flags & FRZ_RF_GROUP_OPEN) continue;
       if (fa_rec_behind(&f->dump, rec, c->id)) {
-        q[nq++] = (queued_op){dir == FRZ_DIR_SEND ? r : rec->peer, dir == FRZ_DIR_SEND ? rec->peer : r, rec->seq,
-                              (uint8_t)dir};
+        p2p_op *x = &q[nq++];
+        memset(x, 0, sizeof *x);
+        x->src = dir == FRZ_DIR_SEND ? r : rec->peer;
+        x->dst = dir == FRZ_DIR_SEND ? rec->peer : r;
+        x->seq = rec->seq;
+        x->dir = (uint8_t)dir;
         continue;
       }
       p2p_op *o = &ops[n++];
@@ -381,6 +383,7 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
     }
   }
   qsort(ops, n, sizeof *ops, cmp_op);
+  if (nq) qsort(q, nq, sizeof *q, cmp_op);
   for (size_t i = 0; i < n;) {
     size_t j = i;
     while (j < n && ops[j].src == ops[i].src && ops[j].dst == ops[i].dst) j++;

@@ -337,7 +337,7 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     op_at(o, a, c, c->stuck_seq);
     fprintf(o, " on comm %s", fa_hex(c->id, hex));
     const frz_record *r = fa_comm_record(a, c, c->stuck_seq);
-    fa_ranks w, m;
+    fa_ranks w, m, bh = {NULL, 0}; /* (bh: members behind other ops of their stream) */
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) return -1;
     if (fa_comm_missing(c, &m)) {
       fa_ranks_free(&w);
@@ -358,29 +358,30 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
       fprintf(o, " waiting %s", rset(&w, buf));
       /* those that enqueued it behind an unfinished op of their stream are
        * not missing: they wait for that op */
-      uint32_t nq = 0, nm = 0;
-      for (uint32_t i = 0; i < m.n; i++) {
-        int behind = 0;
-        for (int32_t q = 0; q < c->size && !behind; q++)
-          behind = c->members[q].behind && c->members[q].global_rank == m.v[i];
-        if (behind) {
-          int32_t g = m.v[i];
-          memmove(&m.v[nm + 1], &m.v[nm], (i - nm) * sizeof *m.v); /* (keeps both lists in order) */
-          m.v[nm++] = g;
-          nq++;
+      uint32_t cap = 0;
+      for (int32_t q = 0; q < c->size; q++)
+        if (c->members[q].behind && c->members[q].global_rank >= 0 &&
+            fa_ranks_push(&bh, &cap, c->members[q].global_rank)) {
+          fa_ranks_free(&w);
+          fa_ranks_free(&m);
+          fa_ranks_free(&bh);
+          return -1;
         }
-      }
-      fa_ranks rest = {m.v + nq, m.n - nq};
-      fprintf(o, "; missing %s", rset(&rest, buf));
-      m.n = nq; /* (now the members behind other ops: their line comes below) */
+      fa_ranks_sort(&bh);
+      uint32_t n = 0;
+      for (uint32_t i = 0; i < m.n; i++)
+        if (!fa_ranks_has(&bh, m.v[i])) m.v[n++] = m.v[i];
+      m.n = n;
+      fprintf(o, "; missing %s", rset(&m, buf));
     }
     uint32_t placed_not = 0; /* of a comm that never formed, comm ranks not placed */
     for (int32_t q = 0; c->unformed && q < c->size; q++)
       placed_not += c->members[q].state == FA_MEMBER_NO_DUMP && c->members[q].ncand;
     if (c->nno_dump > placed_not) fprintf(o, " (%u no dump)", c->nno_dump - placed_not);
     if (placed_not) fprintf(o, " (%u comm rank%s never arrived, rank not known)", placed_not, placed_not == 1 ? "" : "s");
-    if (!c->nahead && m.n) fprintf(o, "\n                  behind other ops %s (enqueued it, queued on %s)",
-                                   rset(&m, buf), m.n == 1 ? "its stream" : "their streams");
+    if (bh.n) fprintf(o, "\n                  behind other ops %s (enqueued it, queued on %s)", rset(&bh, buf),
+                      bh.n == 1 ? "its stream" : "their streams");
+    fa_ranks_free(&bh);
     if (c->nunfinished) { /* their own work never finished: on a line of its own */
       fa_ranks u;
       if (fa_comm_ranks(c, FA_MEMBER_UNFINISHED, &u)) return -1;

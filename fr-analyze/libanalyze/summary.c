@@ -55,20 +55,21 @@ static int queued_behind_p2p(const fa_analysis *a, const fa_comm *c, const fa_me
 }
 
 /* Split c's waiting ranks w: those queued behind unfinished p2p of their own
- * (queued_behind_p2p) move to q, the rest stay in w. */
+ * (queued_behind_p2p) move to q, the rest stay in w (linear in members). */
 static int split_queued(const fa_analysis *a, const fa_comm *c, fa_ranks *w, fa_ranks *q)
 {
   uint32_t cap = 0;
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < w->n; i++) {
-    const fa_member *m = NULL;
-    for (int32_t r = 0; r < c->size && !m; r++)
-      if (c->members[r].state == FA_MEMBER_WAITING && c->members[r].global_rank == w->v[i]) m = &c->members[r];
-    if (m && queued_behind_p2p(a, c, m)) {
-      if (fa_ranks_push(q, &cap, w->v[i])) return -1;
-    } else
-      w->v[n++] = w->v[i];
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state == FA_MEMBER_WAITING && m->global_rank >= 0 && queued_behind_p2p(a, c, m) &&
+        fa_ranks_push(q, &cap, m->global_rank))
+      return -1;
   }
+  if (!q->n) return 0;
+  fa_ranks_sort(q);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < w->n; i++)
+    if (!fa_ranks_has(q, w->v[i])) w->v[n++] = w->v[i];
   w->n = n;
   return 0;
 }

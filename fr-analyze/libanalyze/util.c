@@ -45,6 +45,11 @@ static int cmp_i32(const void *x, const void *y)
   return (a > b) - (a < b);
 }
 
+int fa_ranks_has(const fa_ranks *r, int32_t g)
+{
+  return r->n && bsearch(&g, r->v, r->n, sizeof *r->v, cmp_i32) != NULL;
+}
+
 void fa_ranks_sort(fa_ranks *r)
 {
   if (r->n < 2) return;
