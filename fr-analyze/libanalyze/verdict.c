@@ -72,24 +72,20 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
   return 0;
 }
 
-/* Does cycle step st await one member alone of its comm (a collective
- * step, all its members placed)? */
-static int awaited_alone(const fa_analysis *a, const fa_wait_step *st)
+/* How many members cycle step st awaits: its comm's lagging members, when
+ * it is a collective step with every member placed; 0 otherwise. */
+static uint32_t step_awaits(const fa_analysis *a, const fa_wait_step *st)
 {
   const fa_comm *c = &a->comms[st->comm];
-  return !st->p2p && !st->uncertain && !c->nno_dump && c->nlagging == 1;
+  return st->p2p || st->uncertain || c->nno_dump ? 0 : c->nlagging;
 }
 
 /* Does global rank g wait, in v's cycle, in a step that awaits several
  * members of its comm? */
 static int waits_for_several(const fa_analysis *a, const fa_verdict *v, int32_t g)
 {
-  for (uint32_t i = 0; i < v->ncycle; i++) {
-    const fa_wait_step *st = &v->cycle[i];
-    if (st->rank != g) continue;
-    const fa_comm *c = &a->comms[st->comm];
-    return !st->p2p && !st->uncertain && !c->nno_dump && c->nlagging > 1;
-  }
+  for (uint32_t i = 0; i < v->ncycle; i++)
+    if (v->cycle[i].rank == g) return step_awaits(a, &v->cycle[i]) > 1;
   return 0;
 }
 
@@ -576,11 +572,9 @@ int fa_verdict_build(fa_analysis *a)
    * it is the one that went astray) */
   uint32_t sole = 0, several = 0;
   for (uint32_t i = 0; i < v->ncycle; i++) {
-    const fa_wait_step *st = &v->cycle[i];
-    const fa_comm *c = &a->comms[st->comm];
-    if (st->p2p || st->uncertain || c->nno_dump) continue;
-    if (c->nlagging == 1) sole++;
-    else if (c->nlagging > 1) several++;
+    uint32_t k = step_awaits(a, &v->cycle[i]);
+    sole += k == 1;
+    several += k > 1;
   }
   /* a two-rank cycle through a p2p op: the rank whose own records show it
    * changed what it does (skipped the op, or used another peer) alone */
@@ -598,11 +592,11 @@ int fa_verdict_build(fa_analysis *a)
    * of them) */
   int strict = 0;
   for (uint32_t i = 0; sole && several && i < v->ncycle; i++)
-    strict |= awaited_alone(a, &v->cycle[i]) && waits_for_several(a, v, v->cycle[i].waits_for);
+    strict |= step_awaits(a, &v->cycle[i]) == 1 && waits_for_several(a, v, v->cycle[i].waits_for);
   for (uint32_t i = 0; i < v->ncycle && !culprit && v->astray < 0; i++) {
     const fa_wait_step *st = &v->cycle[i];
     if (sole && several) {
-      if (awaited_alone(a, st) && (!strict || waits_for_several(a, v, st->waits_for)) &&
+      if (step_awaits(a, st) == 1 && (!strict || waits_for_several(a, v, st->waits_for)) &&
           fa_ranks_push(&v->root_cause, &cap_r, st->waits_for))
         return -1;
     } else if (fa_ranks_push(&v->root_cause, &cap_r, st->rank)) {
