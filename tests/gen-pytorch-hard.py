@@ -516,18 +516,22 @@ def pt_cases():
 # ---------------------------------------------------------------- 6. deadlocks
 def dl_pair(name):
     """two groups of the same two ranks, A then B each round; in round 4
-    rank 1 enters B without A, while rank 0 still enters A first: both are
-    named (the summary says rank 1 changed what it does, as in C10)."""
+    rank 1 enters B without A, while rank 0 still enters A first: rank 1 is
+    named (its rounds make A every time before B, this time not; rank 0
+    keeps to its rounds), as in C10."""
     job = Job(2, version="2.8")
     a = job.group([0, 1], "GROUP_A"); b = job.group([0, 1], "GROUP_B")
     for i in range(3):
         job.coll(a, "all_reduce", 1024); job.coll(b, "all_reduce", 1024)
     job.coll(a, "all_reduce", 1024, skip={1}, state="scheduled")
     job.coll(b, "all_reduce", 1024, skip={0}, state="scheduled")
-    write(name, job, "json", "worker-%d.json", T("deadlock", [0, 1]))
+    write(name, job, "json", "worker-%d.json", T("deadlock", [1]))
 
 def dl_tp_emb(name):
-    """TP0 [0-3] and EMB [0,3]: rank 0 enters EMB first, rank 3 TP first."""
+    """TP0 [0-3] and EMB [0,3]: rank 0 enters EMB first, rank 3 TP first.
+    Rank 0 left out calls of two comms (TP's and DP's), not only of the
+    one rank 3 waits for it in: the rule of a call left out does not
+    blame it, and both are named."""
     job, tps, dps = megatron(8, 4, "2.10")
     emb = job.group([0, 3], "EMBEDDING_GROUP")
     for s in range(3):

@@ -332,10 +332,12 @@ typedef struct fa_verdict {
   uint32_t ncycle;
   int32_t astray;            /* the rank of a two-rank cycle through a p2p op that went astray
                                 (skipped the op, or used another peer), its only root cause; -1 */
-  uint8_t astray_how;        /* 1 skipped its p2p op, 2 another peer */
+  uint8_t astray_how;        /* FA_ASTRAY_* (internal.h): how it went astray */
   int32_t changed;           /* the one rank of the cycle whose current round of ops is not its
                                 periodic pattern while every other one repeats its own (rounds.c):
                                 said, never blamed alone; -1 none */
+  fa_ranks left_out_too;     /* beside astray: ranks that left out a call of another stuck op the
+                                same way (their rounds say so), root causes too */
   fa_ranks late;             /* entered the stuck op only after the members in late_left had
                                 given up on it (aborted): the root causes, not "all joined" */
   fa_ranks late_left;

@@ -180,6 +180,49 @@ static int32_t reordered(const fa_analysis *a, const fa_verdict *v, int *how)
   return got;
 }
 
+/* The record of the collective cycle step o waits in (its rank's); NULL
+ * for a p2p or uncertain step, or none. */
+static const frz_record *awaited_coll(const fa_analysis *a, const fa_wait_step *o)
+{
+  if (o->p2p || o->uncertain) return NULL;
+  return find(a, o->rank, &a->comms[o->comm], FRZ_KIND_COLL, o->seq, -1, 0);
+}
+
+/* Left out, in a cycle of any length: the rank of exactly one step left out
+ * a call of the collective the step before waits for it in (its rounds:
+ * fa_round_left_out) and went on, and every other rank of the cycle kept
+ * its pattern (fa_round_judge 0).  That one; -1 none. */
+static int32_t left_out_of_round(const fa_analysis *a, const fa_verdict *v)
+{
+  int32_t got = -1;
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *w = &v->cycle[i], *o = &v->cycle[(i + v->ncycle - 1) % v->ncycle];
+    if (w->uncertain || o->waits_for != w->rank) return -1;
+    int seen = 0; /* a rank may wait at several steps: judged once */
+    for (uint32_t j = 0; j < i && !seen; j++) seen = v->cycle[j].rank == w->rank;
+    if (seen) continue;
+    const frz_record *sig = awaited_coll(a, o);
+    if (sig && fa_round_left_out(a, w->rank, sig)) {
+      if (got >= 0) return -1; /* two */
+      got = w->rank;
+    } else if (fa_round_judge(a, w->rank) != 0) {
+      return -1; /* not known to have kept its pattern */
+    }
+  }
+  return got;
+}
+
+/* reordered, unless the rounds say its rank kept its pattern (an op's seq
+ * - 1 is not the round before on a comm with several ops a round), then
+ * left_out_of_round. */
+static int32_t reordered_or_left_out(const fa_analysis *a, const fa_verdict *v, int *how)
+{
+  int32_t got = reordered(a, v, how);
+  if (got >= 0 && fa_round_judge(a, got) != 0) return got;
+  if ((got = left_out_of_round(a, v)) >= 0) *how = FA_ASTRAY_LEFT_OUT;
+  return got;
+}
+
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 {
   /* another peer, in a cycle of any length (a pipeline stage that sent to
@@ -199,7 +242,7 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
       *how = FA_ASTRAY_COMM;
       return got;
     }
-    return reordered(a, v, how);
+    return reordered_or_left_out(a, v, how);
   }
   if (v->ncycle != 2) return -1;
   for (uint32_t i = 0; i < 2; i++) {
@@ -228,5 +271,26 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
     *how = FA_ASTRAY_COMM;
     return oc;
   }
-  return reordered(a, v, how);
+  return reordered_or_left_out(a, v, how);
+}
+
+int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out)
+{
+  uint32_t cap = 0;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    if (!c->stuck || !c->nlagging) continue;
+    const frz_record *sig = NULL; /* the stuck op, as a member that waits in it made it */
+    for (int32_t r = 0; r < c->size && !sig; r++)
+      if (c->members[r].state == FA_MEMBER_WAITING && c->members[r].global_rank >= 0)
+        sig = find(a, c->members[r].global_rank, c, FRZ_KIND_COLL, c->stuck_seq, -1, 0);
+    for (int32_t r = 0; sig && r < c->size; r++) {
+      int32_t g = c->members[r].global_rank, k = g >= 0 ? fa_find_rank(a, g) : -1;
+      if (c->members[r].state != FA_MEMBER_LAGGING || k < 0 || g == v->astray) continue;
+      if (a->ranks[k].wait_comm < 0 || a->ranks[k].wait_comm == (int32_t)ci) continue;
+      if (fa_round_left_out(a, g, sig) && fa_ranks_push(out, &cap, g)) return -1;
+    }
+  }
+  fa_ranks_sort(out);
+  return 0;
 }

@@ -18,16 +18,29 @@ int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
 
 /* ---- a two-rank cycle through a p2p op (astray.c) ---- */
 enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_ASTRAY_POSTPONED = 4,
-       FA_ASTRAY_COMM = 5 };
+       FA_ASTRAY_COMM = 5, FA_ASTRAY_LEFT_OUT = 6 };
 /* The rank of v's two-rank cycle (one p2p step, one collective step) that
  * went astray, by its own records: it skipped the p2p op it posted before
  * the collective in the round before (*how SKIPPED), or posted its first op
  * with a new peer while a peer it used waits for it (*how PEER); -1 none. */
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how);
+/* Beside v's rank that went astray, the ranks that left out a call of a
+ * stuck comm's stuck op the same way (into *out, sorted): members that never
+ * enqueued it, wait in another comm, and whose rounds say they left such a
+ * call out (fa_round_left_out).  -1 out of memory. */
+int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out);
 /* The one rank of v's cycle whose current round of ops is not what its
  * periodic pattern gives while every other rank of the cycle follows its
  * own (rounds.c); -1 none or not known. */
 int32_t fa_round_changed(const fa_analysis *a, const fa_verdict *v);
+/* Rank g's rounds over every comm it holds collectives of (rounds.c): 1 its
+ * current round is not what its pattern gives, 0 it is, -1 unknown. */
+int fa_round_judge(const fa_analysis *a, int32_t g);
+/* Did rank g leave out a call alike sig (same comm, kind and op) that its
+ * pattern makes, and go on to later calls?  Its rounds say it changed (no
+ * comm says it kept), and some comm's current round is its pattern's round
+ * with calls left out, one of them alike sig.  1 yes, 0 no or unknown. */
+int fa_round_left_out(const fa_analysis *a, int32_t g, const frz_record *sig);
 
 /* ---- too late (late.c) ---- */
 /* Members of stuck comm c that entered its stuck op only after every

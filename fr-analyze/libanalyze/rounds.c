@@ -66,6 +66,31 @@ static int rounds_alike(const frz_dump *d, const uint64_t *c, round_span x, roun
   return 1;
 }
 
+/* Did current round x leave out calls round y (its pattern's) makes, all of
+ * sig's comm and one alike sig (same comm, kind and op), and nothing else?
+ * Every call of x is, in order, a call of y (matched at the earliest), and
+ * the calls of y before x's last one's match that have no match are such:
+ * the rank left that comm's calls out and went on.  (A call more, alike a
+ * later one of its pattern, reads as calls of other comms left out too:
+ * not this.) */
+static int left_out(const frz_dump *d, const uint64_t *c, round_span x, round_span y, const frz_record *sig)
+{
+  uint64_t j = 0;
+  int skipped_sig = 0;
+  for (uint64_t i = 0; i < x.n; i++) {
+    const frz_record *r = &d->records[c[x.first + i]];
+    while (j < y.n && !alike(r, &d->records[c[y.first + j]])) {
+      const frz_record *s = &d->records[c[y.first + j]];
+      if (s->comm_id != sig->comm_id) return 0;
+      skipped_sig |= s->kind == sig->kind && s->op == sig->op;
+      j++;
+    }
+    if (j == y.n) return 0; /* a call its pattern does not make there */
+    j++;
+  }
+  return skipped_sig;
+}
+
 /* Rank dump d, whose counted records are c[0..nc) (indexes into
  * d->records, in record order), against the anchor collectives at[0..nat)
  * (indexes into d->records too): 0 its current round is what its pattern
@@ -73,8 +98,10 @@ static int rounds_alike(const frz_dump *d, const uint64_t *c, round_span x, roun
  * complete rounds, up to ROUND_MAX_BACK of them, that repeats at least
  * twice; or memory).  The pattern's period P is the smallest with every
  * complete round alike the one P before it; the current round must begin
- * like the round P before it. */
-static int judge(const frz_dump *d, const uint64_t *c, uint64_t nc, const uint64_t *at, uint64_t nat)
+ * like the round P before it.  When it changed and sig is given, *omitted
+ * says whether its current round left out a call alike sig (left_out). */
+static int judge(const frz_dump *d, const uint64_t *c, uint64_t nc, const uint64_t *at, uint64_t nat,
+                 const frz_record *sig, int *omitted)
 {
   if (nat < 3) return -1;
   uint64_t *pos = malloc((nat + 1) * sizeof *pos);
@@ -96,6 +123,7 @@ static int judge(const frz_dump *d, const uint64_t *c, uint64_t nc, const uint64
     int periodic = 1;
     for (uint64_t j = lo + P; j <= m && periodic; j++) periodic = rounds_alike(d, c, r[j], r[j - P], 0);
     if (periodic) res = !rounds_alike(d, c, r[cur], r[cur - P], 1);
+    if (periodic && res == 1 && sig) *omitted |= left_out(d, c, r[cur], r[cur - P], sig);
   }
 out:
   free(pos);
@@ -103,15 +131,33 @@ out:
   return res;
 }
 
+/* How many of dump d's records lead up to the op it waits in: through its
+ * first collective or p2p op not completed, when one before it completed
+ * (completion tracked); else all of them.  Ops it enqueued after that one
+ * (a CPU that runs ahead of its stream) are not yet its rounds. */
+static uint64_t wait_end(const frz_dump *d)
+{
+  int done = 0;
+  for (uint64_t i = 0; i < d->nrecords; i++) {
+    const frz_record *r = &d->records[i];
+    if (!counted(r)) continue;
+    if (r->state == FRZ_STATE_COMPLETED) done = 1;
+    else if (done) return i + 1;
+  }
+  return d->nrecords;
+}
+
 /* Rank g's judgment over every comm it holds collectives of: 1 changed
  * (some anchor says so, none says kept), 0 kept (the other way), -1
- * unknown or both. */
-static int judge_rank(const fa_analysis *a, int32_t g)
+ * unknown or both.  With sig, *omitted says whether some anchor's current
+ * round left out a call alike sig. */
+static int judge_rank(const fa_analysis *a, int32_t g, int at_wait, const frz_record *sig, int *omitted)
 {
   int32_t k = fa_find_rank(a, g);
   if (k < 0) return -1;
   const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
-  if (!d->nrecords) return -1;
+  uint64_t n = at_wait ? wait_end(d) : d->nrecords;
+  if (!n) return -1;
   uint64_t *at = malloc(d->nrecords * sizeof *at), *c = malloc(d->nrecords * sizeof *c);
   uint64_t comms[16], nc = 0;
   uint32_t ncomms = 0;
@@ -122,7 +168,7 @@ static int judge_rank(const fa_analysis *a, int32_t g)
   }
   /* the comms it holds collectives of (the first 16: a rank of a real job
    * holds a handful) */
-  for (uint64_t i = 0; i < d->nrecords; i++) {
+  for (uint64_t i = 0; i < n; i++) {
     const frz_record *r = &d->records[i];
     if (counted(r)) c[nc++] = i;
     if (r->kind != FRZ_KIND_COLL) continue;
@@ -133,9 +179,9 @@ static int judge_rank(const fa_analysis *a, int32_t g)
   int kept = 0, changed = 0;
   for (uint32_t x = 0; x < ncomms; x++) {
     uint64_t nat = 0;
-    for (uint64_t j = 0; j < d->nrecords; j++)
+    for (uint64_t j = 0; j < n; j++)
       if (anchor(&d->records[j], comms[x])) at[nat++] = j;
-    int v = judge(d, c, nc, at, nat);
+    int v = judge(d, c, nc, at, nat, sig, omitted);
     kept |= v == 0;
     changed |= v == 1;
   }
@@ -155,11 +201,22 @@ int32_t fa_round_changed(const fa_analysis *a, const fa_verdict *v)
     int seen = 0; /* a rank may wait at several steps: judged once */
     for (uint32_t j = 0; j < i && !seen; j++) seen = v->cycle[j].rank == g;
     if (seen) continue;
-    int j = judge_rank(a, g);
+    int j = judge_rank(a, g, 0, NULL, NULL);
     if (j < 0) return -1;
     if (j == 0) continue;
     if (got >= 0) return -1; /* two changed */
     got = g;
   }
   return got;
+}
+
+int fa_round_judge(const fa_analysis *a, int32_t g)
+{
+  return judge_rank(a, g, 1, NULL, NULL);
+}
+
+int fa_round_left_out(const fa_analysis *a, int32_t g, const frz_record *sig)
+{
+  int omitted = 0;
+  return judge_rank(a, g, 1, sig, &omitted) == 1 && omitted;
 }

@@ -635,6 +635,10 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     sb_printf(b, "; rank %d went astray: it waits in its op without having called the one it is waited "
               "for in, which it called first in the round before; the other ranks kept their order",
               v->astray);
+  else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_LEFT_OUT)
+    sb_printf(b, "; rank %d went astray: its earlier rounds make the op it is waited for in every time "
+              "before the one it waits in, and this time it did not; the other ranks kept to their rounds",
+              v->astray);
   else if (v->astray >= 0)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);
@@ -647,8 +651,10 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
   fa_ranks more = {NULL, 0};
   uint32_t cap = 0;
   char p[200];
+  if (v->left_out_too.n)
+    sb_printf(b, "; %s, by its rounds, also waits past a stuck op it did not call", ranks_phrase(&v->left_out_too, p, sizeof p));
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
-    int in = 0;
+    int in = fa_ranks_has(&v->left_out_too, v->root_cause.v[i]);
     for (uint32_t k = 0; k < v->ncycle && !in; k++) in = v->cycle[k].rank == v->root_cause.v[i];
     if (!in && fa_ranks_push(&more, &cap, v->root_cause.v[i])) break;
   }

@@ -585,6 +585,10 @@ int fa_verdict_build(fa_analysis *a)
    * rank that changed may have done a new call its peer wrongly left out) */
   v->changed = culprit || v->astray >= 0 ? -1 : fa_round_changed(a, v);
   if (v->astray >= 0 && fa_ranks_push(&v->root_cause, &cap_r, v->astray)) return -1;
+  /* beside it, ranks that left out a call of another stuck op the same way */
+  if (v->astray >= 0 && fa_left_out_too(a, v, &v->left_out_too)) return -1;
+  for (uint32_t i = 0; i < v->left_out_too.n; i++)
+    if (fa_ranks_push(&v->root_cause, &cap_r, v->left_out_too.v[i])) return -1;
   /* (of the ranks a step awaits alone, those that wait in a step that
    * awaits several: the one that skipped a call went on into another comm,
    * where it waits for the many; one awaited alone that waits in turn for

@@ -47,6 +47,19 @@ run_case() {
   cat "$FR_TMP/stdout"
 }
 
+# each_case SCN...: run_case every scenario file given, require that no root
+# cause waits in NCCL itself, then call the script's own `case_check NAME
+# TEXT` (TEXT: the text verdict on one line) and say NAME is ok.
+each_case() {
+  for scn; do
+    name=$(basename "$scn" .scn)
+    run_case "$name" >/dev/null
+    "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/run/analysis.json" || fail "$name: a root cause waits in NCCL"
+    case_check "$name" "$(tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ')"
+    echo "$name: ok"
+  done
+}
+
 # check_hang_case NAME NRANKS: run_case, then every rank dumped frame 0, the
 # text verdict leads with the hang and fr-analyze exits 1 (problem found).
 check_hang_case() {
