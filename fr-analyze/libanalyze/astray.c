@@ -141,16 +141,21 @@ static int used_before(const fa_analysis *a, int32_t g, const fa_comm *c, uint64
 }
 
 /* Another comm, in a cycle of any length: the rank of exactly one step
- * waits in its first collective ever on that step's comm, while the step
- * before waits for it on a comm it has used (a collective of it below
- * that seq): it called its op on the wrong comm.  That rank; -1 none. */
+ * waits in its first collective ever on that step's comm, the only member
+ * that entered it, while the step before waits for it on a comm it has used
+ * (a collective of it below that seq): it called its op on the wrong comm.
+ * (Where other members wait in that first op too, the comm's first use is
+ * what the job does, and a member that never came skipped it.)  That rank;
+ * -1 none. */
 static int32_t other_comm(const fa_analysis *a, const fa_verdict *v)
 {
   int32_t got = -1;
   for (uint32_t i = 0; i < v->ncycle; i++) {
     const fa_wait_step *w = &v->cycle[i], *o = &v->cycle[(i + v->ncycle - 1) % v->ncycle];
     if (w->p2p || o->p2p || w->uncertain || o->uncertain || o->waits_for != w->rank || w->comm == o->comm) continue;
-    if (used_before(a, w->rank, &a->comms[w->comm], w->seq)) continue;
+    const fa_comm *wc = &a->comms[w->comm];
+    if (!wc->stuck || wc->stuck_seq != w->seq || wc->nwaiting != 1) continue;
+    if (used_before(a, w->rank, wc, w->seq)) continue;
     if (!used_before(a, w->rank, &a->comms[o->comm], o->seq)) continue;
     if (got >= 0 && got != w->rank) return -1;
     got = w->rank;
@@ -188,10 +193,11 @@ static const frz_record *awaited_coll(const fa_analysis *a, const fa_wait_step *
   return find(a, o->rank, &a->comms[o->comm], FRZ_KIND_COLL, o->seq, -1, 0);
 }
 
-/* Left out, in a cycle of any length: the rank of exactly one step left out
- * a call of the collective the step before waits for it in (its rounds:
+/* Left out, in a cycle of any length: ranks of the cycle left out a call of
+ * the collective the step before waits for them in (their rounds:
  * fa_round_left_out) and went on, and every other rank of the cycle kept
- * its pattern (fa_round_judge 0).  That one; -1 none. */
+ * its pattern (fa_round_judge 0).  The first of them (fa_left_out_too finds
+ * the others); -1 none. */
 static int32_t left_out_of_round(const fa_analysis *a, const fa_verdict *v)
 {
   int32_t got = -1;
@@ -203,8 +209,7 @@ static int32_t left_out_of_round(const fa_analysis *a, const fa_verdict *v)
     if (seen) continue;
     const frz_record *sig = awaited_coll(a, o);
     if (sig && fa_round_left_out(a, w->rank, sig)) {
-      if (got >= 0) return -1; /* two */
-      got = w->rank;
+      if (got < 0) got = w->rank;
     } else if (fa_round_judge(a, w->rank) != 0) {
       return -1; /* not known to have kept its pattern */
     }
@@ -212,11 +217,37 @@ static int32_t left_out_of_round(const fa_analysis *a, const fa_verdict *v)
   return got;
 }
 
+/* The ranks the rule looks at to tell a job-wide change: the members of
+ * the cycle's comms, at most this many. */
+#define MAJORITY_MAX 1024
+
+int fa_rounds_changed_most(const fa_analysis *a, const fa_verdict *v)
+{
+  fa_ranks seen = {NULL, 0};
+  uint32_t cap = 0, changed = 0, kept = 0;
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_comm *c = &a->comms[v->cycle[i].comm];
+    for (int32_t r = 0; r < c->size && seen.n < MAJORITY_MAX; r++) {
+      int32_t g = c->members[r].global_rank, dup = 0;
+      for (uint32_t k = 0; k < seen.n && !dup; k++) dup = seen.v[k] == g;
+      if (g < 0 || dup || fa_ranks_push(&seen, &cap, g)) continue;
+      int j = fa_round_judge(a, g);
+      changed += j == 1;
+      kept += j == 0;
+    }
+  }
+  fa_ranks_free(&seen);
+  return changed > kept;
+}
+
 /* reordered, unless the rounds say its rank kept its pattern (an op's seq
  * - 1 is not the round before on a comm with several ops a round), then
- * left_out_of_round. */
+ * left_out_of_round; neither where most ranks of the cycle's comms changed
+ * their rounds (the job changed what it does, and a rank that kept to its
+ * rounds may be the one that went wrong). */
 static int32_t reordered_or_left_out(const fa_analysis *a, const fa_verdict *v, int *how)
 {
+  if (fa_rounds_changed_most(a, v)) return -1;
   int32_t got = reordered(a, v, how);
   if (got >= 0 && fa_round_judge(a, got) != 0) return got;
   if ((got = left_out_of_round(a, v)) >= 0) *how = FA_ASTRAY_LEFT_OUT;
@@ -277,6 +308,7 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out)
 {
   uint32_t cap = 0;
+  if (fa_rounds_changed_most(a, v)) return 0;
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     const fa_comm *c = &a->comms[ci];
     if (!c->stuck || !c->nlagging) continue;

@@ -24,6 +24,9 @@ enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_AS
  * the collective in the round before (*how SKIPPED), or posted its first op
  * with a new peer while a peer it used waits for it (*how PEER); -1 none. */
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how);
+/* Do most members of v's cycle's comms (up to 1024 of them) say by their
+ * rounds that they changed, against those that kept theirs?  1 yes. */
+int fa_rounds_changed_most(const fa_analysis *a, const fa_verdict *v);
 /* Beside v's rank that went astray, the ranks that left out a call of a
  * stuck comm's stuck op the same way (into *out, sorted): members that never
  * enqueued it, wait in another comm, and whose rounds say they left such a

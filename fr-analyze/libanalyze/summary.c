@@ -652,7 +652,9 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
   uint32_t cap = 0;
   char p[200];
   if (v->left_out_too.n)
-    sb_printf(b, "; %s, by its rounds, also waits past a stuck op it did not call", ranks_phrase(&v->left_out_too, p, sizeof p));
+    sb_printf(b, "; %s, by %s rounds, also wait%s past a stuck op %s did not call",
+              ranks_phrase(&v->left_out_too, p, sizeof p), v->left_out_too.n == 1 ? "its" : "their",
+              v->left_out_too.n == 1 ? "s" : "", v->left_out_too.n == 1 ? "it" : "they");
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
     int in = fa_ranks_has(&v->left_out_too, v->root_cause.v[i]);
     for (uint32_t k = 0; k < v->ncycle && !in; k++) in = v->cycle[k].rank == v->root_cause.v[i];

@@ -597,9 +597,20 @@ int fa_verdict_build(fa_analysis *a)
   int strict = 0;
   for (uint32_t i = 0; sole && several && i < v->ncycle; i++)
     strict |= step_awaits(a, &v->cycle[i]) == 1 && waits_for_several(a, v, v->cycle[i].waits_for);
+  /* (unless the rounds say another rank of the cycle changed what it does,
+   * and every other one kept to its own: the counts point elsewhere than the
+   * records, and the cycle's ranks stay its root causes) */
+  int counts = sole && several;
+  if (counts && v->changed >= 0) {
+    int picked = 0;
+    for (uint32_t i = 0; i < v->ncycle && !picked; i++)
+      picked = step_awaits(a, &v->cycle[i]) == 1 && (!strict || waits_for_several(a, v, v->cycle[i].waits_for)) &&
+               v->cycle[i].waits_for == v->changed;
+    counts = picked;
+  }
   for (uint32_t i = 0; i < v->ncycle && !culprit && v->astray < 0; i++) {
     const fa_wait_step *st = &v->cycle[i];
-    if (sole && several) {
+    if (counts) {
       if (step_awaits(a, st) == 1 && (!strict || waits_for_several(a, v, st->waits_for)) &&
           fa_ranks_push(&v->root_cause, &cap_r, st->waits_for))
         return -1;

@@ -1163,6 +1163,53 @@ END_TEST
  * not hung" because an op it had in flight completed between its frames
  * (a break-it pass: its TP all-reduce finished after its DP comm broke);
  * the same frames without the error still count as progress. */
+/* Two ranks, comms A and B (and C), the same calls each round; then rank 0
+ * waits in A for rank 1, which waits in B for rank 0 (fr-analyze(1), "a call
+ * left out").  With two rounds or more of history, rank 1 left A out (its
+ * rounds make A before B every time; rank 0 keeps to its own): rank 1 alone.
+ * With one round, or when rank 1 also left out C (calls of two comms), or
+ * when rank 0 changed too, both stay named. */
+START_TEST(test_call_left_out_by_rounds)
+{
+  enum { A = 0xa1, B = 0xb1, C = 0xc1 };
+  static const struct { int rounds, with_c, skip_c, zero_changed; int32_t roots; } v[] = {
+      {3, 0, 0, 0, 1}, {6, 1, 0, 0, 1}, {1, 0, 0, 0, -1}, {4, 1, 1, 0, -1}, {4, 0, 0, 1, -1},
+  };
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    job *j = job_new(2);
+    for (int r = 0; r < 2; r++) {
+      job_comm(j, r, A, 2, r);
+      job_comm(j, r, B, 2, r);
+      if (v[k].with_c) job_comm(j, r, C, 2, r);
+    }
+    for (int i = 0; i < v[k].rounds; i++)
+      for (int r = 0; r < 2; r++) {
+        coll(j, r, A, FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_COMPLETED);
+        if (v[k].with_c) coll(j, r, C, FRZ_OP_AllGather, 512, 7, 255, -1, FRZ_STATE_COMPLETED);
+        coll(j, r, B, FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_COMPLETED);
+      }
+    /* rank 0 changed too: a broadcast on B before A this round */
+    if (v[k].zero_changed) coll(j, 0, B, FRZ_OP_Broadcast, 64, 7, 255, 0, FRZ_STATE_COMPLETED);
+    if (v[k].zero_changed) coll(j, 1, B, FRZ_OP_Broadcast, 64, 7, 255, 0, FRZ_STATE_COMPLETED);
+    coll(j, 0, A, FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_STARTED);
+    if (v[k].with_c && !v[k].skip_c) coll(j, 1, C, FRZ_OP_AllGather, 512, 7, 255, -1, FRZ_STATE_COMPLETED);
+    coll(j, 1, B, FRZ_OP_AllReduce, 1024, 7, 0, -1, FRZ_STATE_STARTED);
+    fa_analysis *a = analyse(j);
+    const fa_verdict *vd = &a->verdict;
+    ck_assert_msg(vd->status == FA_STATUS_DEADLOCK, "variant %zu: %s", k, vd->summary);
+    if (v[k].roots >= 0)
+      ck_assert_msg(vd->root_cause.n == 1 && vd->root_cause.v[0] == v[k].roots &&
+                        has_substr(vd->summary, "and this time it did not"),
+                    "variant %zu: %s", k, vd->summary);
+    else
+      ck_assert_msg(vd->root_cause.n == 2 && !has_substr(vd->summary, "this time it did not"), "variant %zu: %s", k,
+                    vd->summary);
+    fa_free(a);
+    job_free(j);
+  }
+}
+END_TEST
+
 START_TEST(test_broken_rank_not_progressed)
 {
   for (int err = 0; err < 2; err++) {
@@ -1556,6 +1603,7 @@ static Suite *analyze_suite(void)
   tcase_add_test(t, test_not_started_split);
   tcase_add_test(t, test_queued_behind_p2p);
   tcase_add_test(t, test_broken_rank_not_progressed);
+  tcase_add_test(t, test_call_left_out_by_rounds);
   tcase_add_test(t, test_count_mismatch_minority);
   tcase_add_test(t, test_op_mismatch_cascade);
   tcase_add_test(t, test_dtype_split_no_culprit);
