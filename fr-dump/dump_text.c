@@ -85,15 +85,23 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
   const frz_process *p = &d->process;
   char s1[512], s2[512], b[64];
   fprintf(o, "file:      %s\n", fd_sanitize(name, strlen(name), s1, sizeof s1));
-  fprintf(o, "format:    frz %u.%u", d->version_major, d->version_minor);
+  if (d->pt) /* imported: what PyTorch's dump does not say is left out below */
+    fprintf(o, "format:    PyTorch Flight Recorder dump%s%s%s", d->pt->version[0] ? ", version \"" : "",
+            fd_sanitize(d->pt->version, sizeof d->pt->version, s1, sizeof s1), d->pt->version[0] ? "\"" : "");
+  else
+    fprintf(o, "format:    frz %u.%u", d->version_major, d->version_minor);
   if (d->unknown_sections) fprintf(o, " (%u unknown sections skipped)", d->unknown_sections);
   fputc('\n', o);
-  fprintf(o, "process:   rank %d of %d (local rank %d), pid %u, host \"%s\"\n", p->global_rank,
-          p->world_size, p->local_rank, p->pid, fd_sanitize(p->host, sizeof p->host, s1, sizeof s1));
+  fprintf(o, "process:   rank %d of %d", p->global_rank, p->world_size);
+  if (!d->pt || p->local_rank >= 0) fprintf(o, " (local rank %d)", p->local_rank);
+  if (!d->pt || p->pid) fprintf(o, ", pid %u", p->pid);
+  if (!d->pt || p->host[0]) fprintf(o, ", host \"%s\"", fd_sanitize(p->host, sizeof p->host, s1, sizeof s1));
+  fputc('\n', o);
   fprintf(o, "job:       \"%s\"\n", fd_sanitize(p->job_id, sizeof p->job_id, s1, sizeof s1));
   fprintf(o, "nccl:      %s\n", nccl_version(p->nccl_version, b, sizeof b));
-  fprintf(o, "recorder:  %u.%u.%u\n", p->recorder_version / 10000, p->recorder_version % 10000 / 100,
-          p->recorder_version % 100);
+  if (!d->pt)
+    fprintf(o, "recorder:  %u.%u.%u\n", p->recorder_version / 10000, p->recorder_version % 10000 / 100,
+            p->recorder_version % 100);
   fprintf(o, "trigger:   %s", frz_trigger_name(p->trigger));
   if (p->trigger_rank >= 0) fprintf(o, " by rank %d", p->trigger_rank);
   fd_sanitize(p->trigger_text, sizeof p->trigger_text, s2, sizeof s2);
@@ -110,9 +118,12 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
   if (p->flags & FRZ_PF_PROFILER_LOADED) fputs("profiler:  loaded by NCCL as its profiler plugin\n", o);
   if (p->flags & FRZ_PF_PROFILER_FOREIGN) fputs("profiler:  NCCL_PROFILER_PLUGIN named another plugin\n", o);
   if (p->flags & FRZ_PF_PROFILER_OFF) fputs("profiler:  off (FR_PROFILER_MASK=0)\n", o);
-  fprintf(o, "records:   %llu retained of %llu written, %llu dropped (ring of %u)\n",
-          (unsigned long long)d->nrecords, (unsigned long long)p->records_total,
-          (unsigned long long)p->records_dropped, p->ring_capacity);
+  if (d->pt) /* PyTorch's buffer size (TORCH_NCCL_TRACE_BUFFER_SIZE) is not in its dump */
+    fprintf(o, "records:   %llu entries\n", (unsigned long long)d->nrecords);
+  else
+    fprintf(o, "records:   %llu retained of %llu written, %llu dropped (ring of %u)\n",
+            (unsigned long long)d->nrecords, (unsigned long long)p->records_total,
+            (unsigned long long)p->records_dropped, p->ring_capacity);
   if (ref)
     fprintf(o, "times:     ms relative to the %s (monotonic %llu ns)\n",
             p->trigger_time_ns ? "trigger" : "frame", (unsigned long long)ref);

@@ -94,7 +94,8 @@ static void draw_comm_line(const view *v, tgrid *g, int r)
     ADD_(" at +%.3f s", rel_ms(f->dump.process.frame_time_ns, f->dump.process.trigger_time_ns) / 1e3);
   if (n < sizeof line && c->pt) { /* a PyTorch process group: its desc and name, last */
     char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
-    ADD_("  %s pg %s", fa_sanitize(c->pt->desc, desc, sizeof desc), fa_sanitize(c->pt->name, name, sizeof name));
+    fa_pt_desc(c, desc, sizeof desc);
+    ADD_("  %s%spg %s", desc, desc[0] ? " " : "", fa_sanitize(c->pt->name, name, sizeof name));
   }
 #undef ADD_
   grid_put_words(g, r, 0, line, TA_HEAD);

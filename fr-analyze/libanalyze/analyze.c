@@ -113,11 +113,17 @@ char *fa_comm_label(const fa_comm *c, char *buf, size_t len)
   rs[0] = '\0';
   if (n) fa_format_ranks(set.v, set.n, rs, sizeof rs);
   free(g);
-  fa_sanitize(c->pt->desc, desc, sizeof desc);
+  fa_pt_desc(c, desc, sizeof desc);
   fa_sanitize(c->pt->name, name, sizeof name);
   snprintf(buf, len, "%s (%s%spg %s%s%s%s)", hex, desc, desc[0] ? ", " : "", name,
            rs[0] ? ", rank" : "", rs[0] && set.n != 1 ? "s " : (rs[0] ? " " : ""), rs);
   return buf;
+}
+
+void fa_pt_desc(const fa_comm *c, char *buf, size_t len)
+{
+  fa_sanitize(c->pt->desc, buf, len);
+  if (!strcmp(buf, "undefined")) buf[0] = '\0';
 }
 
 int32_t fa_find_comm(const fa_analysis *a, uint64_t id)

@@ -336,6 +336,9 @@ typedef struct fa_verdict {
   int32_t changed;           /* the one rank of the cycle whose current round of ops is not its
                                 periodic pattern while every other one repeats its own (rounds.c):
                                 said, never blamed alone; -1 none */
+  fa_ranks outside;          /* would be root causes, but their stacks wait for another rank outside
+                                NCCL (outside.c) while other root causes do not: not blamed */
+  const char *outside_frame; /* the frame that says so (static) */
   fa_ranks left_out_too;     /* beside astray: ranks that left out a call of another stuck op the
                                 same way (their rounds say so), root causes too */
   fa_ranks late;             /* entered the stuck op only after the members in late_left had
@@ -558,6 +561,9 @@ char *fa_format_ranks(const int32_t *ranks, uint32_t n, char *buf, size_t len);
  * invalid UTF-8, bidirectional controls: frz_sanitize) replaced by '?', so
  * that it is safe on a terminal.  Returns out. */
 char *fa_sanitize(const char *in, char *out, size_t len);
+/* The desc of PyTorch process group c (c->pt set), sanitized, into buf; ""
+ * for PyTorch's default "undefined" (a group made without group_desc). */
+void fa_pt_desc(const fa_comm *c, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

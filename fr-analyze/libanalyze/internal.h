@@ -45,6 +45,17 @@ int fa_round_judge(const fa_analysis *a, int32_t g);
  * with calls left out, one of them alike sig.  1 yes, 0 no or unknown. */
 int fa_round_left_out(const fa_analysis *a, int32_t g, const frz_record *sig);
 
+/* ---- waits outside NCCL (outside.c) ---- */
+/* The frame of rank g's most relevant thread (its latest dump, not one
+ * taken as it ended) that says it waits for another rank outside NCCL (a
+ * unique id's exchange, a store key, an MPI broadcast or barrier); NULL
+ * none.  Names one of outside.c's table, a static string. */
+const char *fa_waits_outside(const fa_analysis *a, int32_t g);
+/* Move the ranks of *roots that wait outside NCCL into *out (sorted), when
+ * some rank of *roots does not; the first such frame into *frame (when
+ * NULL).  -1 out of memory. */
+int fa_drop_outside_waiters(const fa_analysis *a, fa_ranks *roots, fa_ranks *out, const char **frame);
+
 /* ---- too late (late.c) ---- */
 /* Members of stuck comm c that entered its stuck op only after every
  * member that gave up had (into *late; those into *left), and by how much

@@ -69,6 +69,7 @@ void fa_free(fa_analysis *a)
   fa_ranks_free(&v->unfinished);
   fa_ranks_free(&v->late);
   fa_ranks_free(&v->left_out_too);
+  fa_ranks_free(&v->outside);
   fa_ranks_free(&v->late_left);
   free(v->roots);
   fa_ranks_free(&v->root_cause);

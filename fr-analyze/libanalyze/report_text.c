@@ -277,7 +277,7 @@ static void data_line(FILE *o, const fa_analysis *a)
   for (uint32_t i = 0; i < a->nranks; i++)
     if (a->ranks[i].nframes > 1) multi++;
   fprintf(o, "  data:           %u of %u ranks dumped", a->nranks, expected);
-  if (multi) fprintf(o, ", %u with several frames", multi);
+  if (multi) fprintf(o, ", %u of them dumped more than once (frames)", multi);
   if (a->nproblems) fprintf(o, "; %u input problem%s (below)", a->nproblems, a->nproblems == 1 ? "" : "s");
   int64_t skew = 0;
   for (uint32_t i = 0; i < a->nhosts; i++) {
@@ -493,7 +493,7 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
   fprintf(o, "  comm %s", fa_hex(c->id, hex));
   if (c->pt) { /* a PyTorch process group: as its users name it */
     char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
-    fa_sanitize(c->pt->desc, desc, sizeof desc); /* first: the arguments' order of evaluation is unspecified */
+    fa_pt_desc(c, desc, sizeof desc); /* first: the arguments' order of evaluation is unspecified */
     fa_sanitize(c->pt->name, name, sizeof name);
     fprintf(o, " (%s%spg %s)", desc, desc[0] ? ", " : "", name);
   }

@@ -816,6 +816,11 @@ int fa_verdict_summary(fa_analysis *a)
     say_straggler(a, &b);
     break;
   }
+  if (v->outside.n)
+    sb_printf(&b, "; %s wait%s outside NCCL for another rank (%s stack%s: %s), not %sroot cause%s",
+              ranks_phrase(&v->outside, p, sizeof p), v->outside.n == 1 ? "s" : "",
+              v->outside.n == 1 ? "its" : "their", v->outside.n == 1 ? "" : "s", v->outside_frame,
+              v->outside.n == 1 ? "a " : "", v->outside.n == 1 ? "" : "s");
   if (v->progressed.n && !v->frames_progress &&
       (v->status == FA_STATUS_HANG || v->status == FA_STATUS_MISMATCH ||
        v->status == FA_STATUS_DEADLOCK))

@@ -647,6 +647,9 @@ int fa_verdict_build(fa_analysis *a)
     for (uint32_t i = 0; i < v->nstragglers; i++)
       if (fa_ranks_push(&v->root_cause, &cap_r, v->stragglers[i].rank)) return -1;
   if (a->conflict_rank >= 0) v->root_cause.n = 0; /* (whose dump is whose is in doubt) */
+  /* ranks blocked outside NCCL waiting for another rank (their stacks), beside
+   * root causes that are not: they wait, for those */
+  if (fa_drop_outside_waiters(a, &v->root_cause, &v->outside, &v->outside_frame)) return -1;
   fa_ranks_sort(&v->root_cause);
   if (v->root_cause.n) {
     v->roots = malloc(v->root_cause.n * sizeof *v->roots);
