@@ -85,7 +85,9 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
   const frz_process *p = &d->process;
   char s1[512], s2[512], b[64];
   fprintf(o, "file:      %s\n", fd_sanitize(name, strlen(name), s1, sizeof s1));
-  if (d->pt) /* imported: what PyTorch's dump does not say is left out below */
+  if (d->pt && p->trigger_text[0]) /* imported: the importer's words ("... pickle dump, format 2.10") */
+    fprintf(o, "format:    %s", fd_sanitize(p->trigger_text, sizeof p->trigger_text, s1, sizeof s1));
+  else if (d->pt) /* what PyTorch's dump does not say is left out below */
     fprintf(o, "format:    PyTorch Flight Recorder dump%s%s%s", d->pt->version[0] ? ", version \"" : "",
             fd_sanitize(d->pt->version, sizeof d->pt->version, s1, sizeof s1), d->pt->version[0] ? "\"" : "");
   else
@@ -102,10 +104,13 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
   if (!d->pt)
     fprintf(o, "recorder:  %u.%u.%u\n", p->recorder_version / 10000, p->recorder_version % 10000 / 100,
             p->recorder_version % 100);
-  fprintf(o, "trigger:   %s", frz_trigger_name(p->trigger));
+  if (d->pt && p->trigger == FRZ_TRIGGER_NONE) /* its text names the format, said above */
+    fprintf(o, "trigger:   not recorded (PyTorch's dumps do not say why they were taken)");
+  else
+    fprintf(o, "trigger:   %s", frz_trigger_name(p->trigger));
   if (p->trigger_rank >= 0) fprintf(o, " by rank %d", p->trigger_rank);
   fd_sanitize(p->trigger_text, sizeof p->trigger_text, s2, sizeof s2);
-  if (s2[0]) fprintf(o, ": \"%s\"", s2);
+  if (s2[0] && !(d->pt && p->trigger == FRZ_TRIGGER_NONE)) fprintf(o, ": \"%s\"", s2);
   if (p->trigger_latency_us) fprintf(o, " (it took %.1f ms to reach this rank)", p->trigger_latency_us / 1e3);
   fputc('\n', o);
   fprintf(o, "frame:     %u", p->frame);
@@ -125,8 +130,8 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
             (unsigned long long)d->nrecords, (unsigned long long)p->records_total,
             (unsigned long long)p->records_dropped, p->ring_capacity);
   if (ref)
-    fprintf(o, "times:     ms relative to the %s (monotonic %llu ns)\n",
-            p->trigger_time_ns ? "trigger" : "frame", (unsigned long long)ref);
+    fprintf(o, "times:     ms relative to the %s (%s %llu ns)\n", p->trigger_time_ns ? "trigger" : "frame",
+            d->pt ? "wall clock, PyTorch's times:" : "monotonic", (unsigned long long)ref);
   else
     fputs("times:     ms of CLOCK_MONOTONIC (no trigger or frame time)\n", o);
 }

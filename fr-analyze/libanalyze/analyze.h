@@ -339,6 +339,8 @@ typedef struct fa_verdict {
   fa_ranks outside;          /* would be root causes, but their stacks wait for another rank outside
                                 NCCL (outside.c) while other root causes do not: not blamed */
   const char *outside_frame; /* the frame that says so (static) */
+  uint8_t changed_most;      /* most members of the cycle's comms changed their rounds: the
+                                rounds blame nobody (astray.c) */
   fa_ranks left_out_too;     /* beside astray: ranks that left out a call of another stuck op the
                                 same way (their rounds say so), root causes too */
   fa_ranks late;             /* entered the stuck op only after the members in late_left had

@@ -217,8 +217,8 @@ static int32_t left_out_of_round(const fa_analysis *a, const fa_verdict *v)
   return got;
 }
 
-/* The ranks the rule looks at to tell a job-wide change: the members of
- * the cycle's comms, at most this many. */
+/* The ranks the rules look at by their rounds, at most: the members of the
+ * cycle's comms to tell a job-wide change, the lagging members beside it. */
 #define MAJORITY_MAX 1024
 
 int fa_rounds_changed_most(const fa_analysis *a, const fa_verdict *v)
@@ -307,7 +307,7 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 
 int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out)
 {
-  uint32_t cap = 0;
+  uint32_t cap = 0, judged = 0;
   if (fa_rounds_changed_most(a, v)) return 0;
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     const fa_comm *c = &a->comms[ci];
@@ -320,6 +320,7 @@ int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out)
       int32_t g = c->members[r].global_rank, k = g >= 0 ? fa_find_rank(a, g) : -1;
       if (c->members[r].state != FA_MEMBER_LAGGING || k < 0 || g == v->astray) continue;
       if (a->ranks[k].wait_comm < 0 || a->ranks[k].wait_comm == (int32_t)ci) continue;
+      if (judged++ >= MAJORITY_MAX) break; /* (each judgment reads the rank's records) */
       if (fa_round_left_out(a, g, sig) && fa_ranks_push(out, &cap, g)) return -1;
     }
   }

@@ -593,6 +593,44 @@ out:
   return rc;
 }
 
+/* How many ranks of v's cycle are not v->astray. */
+static uint32_t cycle_others(const fa_verdict *v)
+{
+  uint32_t others = 0;
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    uint32_t k = 0;
+    while (k < i && v->cycle[k].rank != v->cycle[i].rank) k++;
+    others += k == i && v->cycle[i].rank != v->astray;
+  }
+  return others;
+}
+
+/* Rank v->astray's call left out, as its rounds tell it: "rank 1 went
+ * astray: in each earlier round it called AllReduce on comm B before
+ * AllReduce on comm C; this time it waits in the second without having
+ * called the first; the other rank kept to its rounds". */
+static void say_left_out(const fa_analysis *a, sbuf *b)
+{
+  const fa_verdict *v = &a->verdict;
+  const fa_wait_step *w = NULL, *o = NULL;
+  for (uint32_t i = 0; i < v->ncycle && !w; i++)
+    if (v->cycle[i].rank == v->astray) w = &v->cycle[i], o = &v->cycle[(i + v->ncycle - 1) % v->ncycle];
+  uint32_t others = cycle_others(v);
+  char n1[FRZ_PT_NAME_MAX], n2[FRZ_PT_NAME_MAX], l1[200], l2[200];
+  const frz_dump *d1, *d2;
+  const frz_record *r1 = w ? fa_comm_record_in(a, &a->comms[o->comm], o->seq, &d1) : NULL;
+  const frz_record *r2 = w ? fa_comm_record_in(a, &a->comms[w->comm], w->seq, &d2) : NULL;
+  if (r1 && r2)
+    sb_printf(b, "; rank %d went astray: in each earlier round it called %s on comm %s before %s on comm %s; "
+              "this time it waits in the second without having called the first", v->astray,
+              fa_sanitize(fa_record_op_name(d1, r1), n1, sizeof n1), fa_comm_label(&a->comms[o->comm], l1, sizeof l1),
+              fa_sanitize(fa_record_op_name(d2, r2), n2, sizeof n2), fa_comm_label(&a->comms[w->comm], l2, sizeof l2));
+  else
+    sb_printf(b, "; rank %d went astray: in each earlier round it called the op it is waited for in before the "
+              "one it waits in; this time it waits without having called it", v->astray);
+  sb_printf(b, "; the other rank%s of the cycle kept to %s rounds", others == 1 ? "" : "s", others == 1 ? "its" : "their");
+}
+
 /* "deadlock across N communicators: rank 0 waits in ... for rank 1, which ..." */
 static void say_cycle(const fa_analysis *a, sbuf *b)
 {
@@ -627,22 +665,23 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
               "now it entered the collective without it", v->astray);
   else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_REORDERED)
     sb_printf(b, "; rank %d went astray: it issued its two ops of the cycle in the other order than in "
-              "the round before, the other ranks in the same order", v->astray);
+              "the round before, the other rank%s in the same order", v->astray, cycle_others(v) == 1 ? "" : "s");
   else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_COMM)
     sb_printf(b, "; rank %d went astray: that op is its first ever on its comm, while a comm it used "
               "before waits for it", v->astray);
   else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_POSTPONED)
     sb_printf(b, "; rank %d went astray: it waits in its op without having called the one it is waited "
-              "for in, which it called first in the round before; the other ranks kept their order",
-              v->astray);
+              "for in, which it called first in the round before; the other rank%s kept %s order",
+              v->astray, cycle_others(v) == 1 ? "" : "s", cycle_others(v) == 1 ? "its" : "their");
   else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_LEFT_OUT)
-    sb_printf(b, "; rank %d went astray: its earlier rounds make the op it is waited for in every time "
-              "before the one it waits in, and this time it did not; the other ranks kept to their rounds",
-              v->astray);
+    say_left_out(a, b);
   else if (v->astray >= 0)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);
-  if (v->astray < 0 && v->changed >= 0)
+  if (v->astray < 0 && v->changed_most)
+    sb_printf(b, "; most ranks of these communicators changed their round of ops (the job changed what it "
+              "does), so the rounds blame nobody: a rank that kept to its own may be the one that went wrong");
+  else if (v->astray < 0 && v->changed >= 0)
     sb_printf(b, "; rank %d changed what it does: its ops since its latest collective are not what its "
               "earlier rounds repeat, while the other ranks of the cycle keep to theirs (it may have "
               "gone astray, or made a call its peers wrongly left out: the dumps cannot tell which)",
@@ -652,7 +691,7 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
   uint32_t cap = 0;
   char p[200];
   if (v->left_out_too.n)
-    sb_printf(b, "; %s, by %s rounds, also wait%s past a stuck op %s did not call",
+    sb_printf(b, "; beside the cycle, %s, by %s rounds, also wait%s past a stuck op %s did not call",
               ranks_phrase(&v->left_out_too, p, sizeof p), v->left_out_too.n == 1 ? "its" : "their",
               v->left_out_too.n == 1 ? "s" : "", v->left_out_too.n == 1 ? "it" : "they");
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
@@ -817,10 +856,13 @@ int fa_verdict_summary(fa_analysis *a)
     break;
   }
   if (v->outside.n)
-    sb_printf(&b, "; %s wait%s outside NCCL for another rank (%s stack%s: %s), not %sroot cause%s",
+  {
+    char q[200];
+    sb_printf(&b, "; %s wait%s outside NCCL for another rank (%s stack%s: %s), most likely for %s: not %sroot cause%s",
               ranks_phrase(&v->outside, p, sizeof p), v->outside.n == 1 ? "s" : "",
               v->outside.n == 1 ? "its" : "their", v->outside.n == 1 ? "" : "s", v->outside_frame,
-              v->outside.n == 1 ? "a " : "", v->outside.n == 1 ? "" : "s");
+              ranks_phrase(&v->root_cause, q, sizeof q), v->outside.n == 1 ? "a " : "", v->outside.n == 1 ? "" : "s");
+  }
   if (v->progressed.n && !v->frames_progress &&
       (v->status == FA_STATUS_HANG || v->status == FA_STATUS_MISMATCH ||
        v->status == FA_STATUS_DEADLOCK))

@@ -584,6 +584,10 @@ int fa_verdict_build(fa_analysis *a)
   /* otherwise, who changed its round of ops: said, not blamed alone (a
    * rank that changed may have done a new call its peer wrongly left out) */
   v->changed = culprit || v->astray >= 0 ? -1 : fa_round_changed(a, v);
+  if (v->changed >= 0 && fa_rounds_changed_most(a, v)) { /* the job changed: nobody to single out */
+    v->changed = -1;
+    v->changed_most = 1;
+  }
   if (v->astray >= 0 && fa_ranks_push(&v->root_cause, &cap_r, v->astray)) return -1;
   /* beside it, ranks that left out a call of another stuck op the same way */
   if (v->astray >= 0 && fa_left_out_too(a, v, &v->left_out_too)) return -1;
@@ -691,12 +695,17 @@ int fa_exclude_list(const fa_analysis *a, fa_ranks *out)
   uint32_t cap = 0;
   out->v = NULL;
   out->n = 0;
+  /* a deadlock or a mismatch: its root causes (a cycle's ranks, when the
+   * records single none out) */
+  if (v->status == FA_STATUS_DEADLOCK || v->status == FA_STATUS_MISMATCH)
+    for (uint32_t i = 0; i < v->root_cause.n; i++)
+      if (fa_ranks_push(out, &cap, v->root_cause.v[i])) return -1;
   if (v->status == FA_STATUS_STRAGGLER)
     for (uint32_t i = 0; i < v->nstragglers; i++)
       if (fa_ranks_push(out, &cap, v->stragglers[i].rank)) return -1;
   if (v->status == FA_STATUS_HANG) {
-    for (uint32_t i = 0; i < v->lagging.n; i++)
-      if (fa_ranks_push(out, &cap, v->lagging.v[i])) return -1;
+    for (uint32_t i = 0; i < v->lagging.n; i++) /* (not those that wait outside NCCL for another) */
+      if (!fa_ranks_has(&v->outside, v->lagging.v[i]) && fa_ranks_push(out, &cap, v->lagging.v[i])) return -1;
     for (uint32_t i = 0; i < v->ahead.n; i++)
       if (fa_ranks_push(out, &cap, v->ahead.v[i])) return -1;
     /* and every root cause: unfinished ranks (a GPU error), the ends of

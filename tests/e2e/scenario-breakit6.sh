@@ -11,7 +11,7 @@ fr_tmpdir
 case_check() {
   case $1 in
     *extra*)
-      echo "$2" | grep -q "this time it did not\|past a stuck op" &&
+      echo "$2" | grep -q "without having called the first\|past a stuck op" &&
         fail "$1: a call more is said to be a call left out: $2" ;;
     *two-skip* | *three-skip*) # one in the cycle, the others beside it
       echo "$2" | grep -q "also waits\{0,1\} past a stuck op" || fail "$1: the other ranks that skipped are not said: $2" ;;
