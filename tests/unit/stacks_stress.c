@@ -8,7 +8,7 @@
  * block every signal, sleepers, threads inside NCCL calls on their own
  * communicators, and a churn of threads that start and exit all the time —
  * then asks for DUMPS dumps one after the other (FR_DUMP_SIGNAL) while all
- * of them run.  Fails when a dump does not arrive within 60 s (a deadlock),
+ * of them run.  Fails when a dump does not arrive within 180 s (a deadlock),
  * when a worker stops making progress, or when the last dump does not show
  * each kind as it should: blocked and sleeping threads sampled (the reader
  * in stress_block_read), masked ones reported as masked, never waited on.
@@ -241,8 +241,11 @@ int main(int argc, char **argv)
     kill(getpid(), SIGUSR2);
     double t = now_s();
     struct timespec tick = {0, 1000000};
+    /* every dump must arrive; how soon is not this test's point (the
+     * trigger benchmark measures it): on 2 cores under ASan, with 40 busy
+     * threads beside the watchdog, one dump once took over 60 s */
     while (count_dumps() == had) {
-      if (now_s() - t > 60) die("a dump did not arrive within 60 s");
+      if (now_s() - t > 180) die("a dump did not arrive within 180 s");
       nanosleep(&tick, NULL);
     }
   }
