@@ -339,8 +339,10 @@ typedef struct fa_verdict {
   fa_ranks outside;          /* would be root causes, but their stacks wait for another rank outside
                                 NCCL (outside.c) while other root causes do not: not blamed */
   const char *outside_frame; /* the frame that says so (static) */
-  uint8_t changed_most;      /* most members of the cycle's comms changed their rounds: the
-                                rounds blame nobody (astray.c) */
+  uint8_t rounds_changed_most; /* most members of the cycle's comms changed their rounds
+                                  (fa_rounds_changed_most, once): the rounds blame nobody */
+  uint8_t changed_most;      /* ... and one rank of the cycle would have been said to change:
+                                the summary says the job changed instead */
   fa_ranks left_out_too;     /* beside astray: ranks that left out a call of another stuck op the
                                 same way (their rounds say so), root causes too */
   fa_ranks late;             /* entered the stuck op only after the members in late_left had

@@ -227,14 +227,14 @@ int fa_rounds_changed_most(const fa_analysis *a, const fa_verdict *v)
   uint32_t cap = 0, changed = 0, kept = 0;
   for (uint32_t i = 0; i < v->ncycle; i++) {
     const fa_comm *c = &a->comms[v->cycle[i].comm];
-    for (int32_t r = 0; r < c->size && seen.n < MAJORITY_MAX; r++) {
-      int32_t g = c->members[r].global_rank, dup = 0;
-      for (uint32_t k = 0; k < seen.n && !dup; k++) dup = seen.v[k] == g;
-      if (g < 0 || dup || fa_ranks_push(&seen, &cap, g)) continue;
-      int j = fa_round_judge(a, g);
-      changed += j == 1;
-      kept += j == 0;
-    }
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].global_rank >= 0) (void)fa_ranks_push(&seen, &cap, c->members[r].global_rank);
+  }
+  fa_ranks_sort(&seen); /* (each rank once) */
+  for (uint32_t k = 0; k < seen.n && k < MAJORITY_MAX; k++) {
+    int j = fa_round_judge(a, seen.v[k]);
+    changed += j == 1;
+    kept += j == 0;
   }
   fa_ranks_free(&seen);
   return changed > kept;
@@ -247,7 +247,7 @@ int fa_rounds_changed_most(const fa_analysis *a, const fa_verdict *v)
  * rounds may be the one that went wrong). */
 static int32_t reordered_or_left_out(const fa_analysis *a, const fa_verdict *v, int *how)
 {
-  if (fa_rounds_changed_most(a, v)) return -1;
+  if (v->rounds_changed_most) return -1;
   int32_t got = reordered(a, v, how);
   if (got >= 0 && fa_round_judge(a, got) != 0) return got;
   if ((got = left_out_of_round(a, v)) >= 0) *how = FA_ASTRAY_LEFT_OUT;
@@ -308,7 +308,7 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out)
 {
   uint32_t cap = 0, judged = 0;
-  if (fa_rounds_changed_most(a, v)) return 0;
+  if (v->rounds_changed_most) return 0;
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     const fa_comm *c = &a->comms[ci];
     if (!c->stuck || !c->nlagging) continue;

@@ -46,17 +46,23 @@ const char *fa_waits_outside(const fa_analysis *a, int32_t g)
 int fa_drop_outside_waiters(const fa_analysis *a, fa_ranks *roots, fa_ranks *out, const char **frame)
 {
   uint32_t cap = 0, keep = 0, others = 0;
-  for (uint32_t i = 0; i < roots->n; i++) others += !fa_waits_outside(a, roots->v[i]);
-  if (!others) return 0; /* nobody else to wait for: they stay */
-  for (uint32_t i = 0; i < roots->n; i++) {
-    const char *hit = fa_waits_outside(a, roots->v[i]);
+  const char **hits = calloc(roots->n ? roots->n : 1, sizeof *hits);
+  if (!hits) return -1;
+  for (uint32_t i = 0; i < roots->n; i++) others += !(hits[i] = fa_waits_outside(a, roots->v[i]));
+  for (uint32_t i = 0; others && i < roots->n; i++) { /* (none: nobody else to wait for, they stay) */
+    const char *hit = hits[i];
     if (!hit) {
       roots->v[keep++] = roots->v[i];
       continue;
     }
     if (!*frame) *frame = hit;
-    if (fa_ranks_push(out, &cap, roots->v[i])) return -1;
+    if (fa_ranks_push(out, &cap, roots->v[i])) {
+      free(hits);
+      return -1;
+    }
   }
+  free(hits);
+  if (!others) return 0;
   roots->n = keep;
   fa_ranks_sort(out);
   return 0;

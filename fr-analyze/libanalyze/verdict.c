@@ -579,12 +579,13 @@ int fa_verdict_build(fa_analysis *a)
   /* a two-rank cycle through a p2p op: the rank whose own records show it
    * changed what it does (skipped the op, or used another peer) alone */
   int how = 0;
+  v->rounds_changed_most = !culprit && v->cycle && fa_rounds_changed_most(a, v);
   v->astray = culprit ? -1 : fa_cycle_astray(a, v, &how);
   v->astray_how = (uint8_t)how;
   /* otherwise, who changed its round of ops: said, not blamed alone (a
    * rank that changed may have done a new call its peer wrongly left out) */
   v->changed = culprit || v->astray >= 0 ? -1 : fa_round_changed(a, v);
-  if (v->changed >= 0 && fa_rounds_changed_most(a, v)) { /* the job changed: nobody to single out */
+  if (v->changed >= 0 && v->rounds_changed_most) { /* the job changed: nobody to single out */
     v->changed = -1;
     v->changed_most = 1;
   }
