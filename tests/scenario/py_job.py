@@ -121,6 +121,9 @@ def stress(n):
     check(lib.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
     job = Job(lib, 1, 0, uid)
     stop, counter = threading.Event(), [0] * 8
+    # the GIL passes every 0.5 ms, not 5: the main thread, which waits for
+    # each dump, then gets it ten times as often among 8 busy workers
+    sys.setswitchinterval(0.0005)
     threads = [threading.Thread(target=busy_worker, args=(stop, counter, k), name="busy-%d" % k)
                for k in range(8)]
     for t in threads:
