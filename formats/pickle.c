@@ -394,6 +394,14 @@ static inline int fill_fast(pv_arena *a, pv *t, pv *const *items, size_t k)
   return 1;
 }
 
+/* GCC merges the threaded dispatch's jumps back into one unless told not
+ * to (its manual advises -fno-gcse for computed gotos); clang keeps them. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define RUN_ATTRS __attribute__((optimize("no-gcse", "no-crossjumping")))
+#else
+#define RUN_ATTRS
+#endif
+
 /* Run the pickle from r->pos to its STOP.  The opcodes a Flight Recorder
  * dump is made of (strings, small ints, 8-byte longs, MARK, empty
  * containers filled by SETITEMS / APPENDS, memo references) are executed
@@ -401,14 +409,40 @@ static inline int fill_fast(pv_arena *a, pv *t, pv *const *items, size_t k)
  * bounds and the stack has room; everything else, and every error, goes
  * through step(), which executes the same opcode again from the same
  * state. */
-static frz_status run(rd *r)
+RUN_ATTRS static frz_status run(rd *r)
 {
   const uint8_t *p = r->p;
   const size_t len = r->len;
   pv_arena *a = r->a;
   pv **stk = r->stack, **memo = r->memo;
   size_t ns = r->nstack, cap = r->capstack, pos = r->pos, capmemo = r->capmemo;
+#if defined(__GNUC__)
+  /* Threaded dispatch (GNU C's label addresses): each fast opcode jumps
+   * straight to the next one's code, one indirect branch per opcode, which
+   * the CPU predicts far better than the switch's single shared one. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init" /* the default first, then each fast opcode */
+  static const void *const fast[256] = {
+      [0 ... 255] = &&slow, ['h'] = &&op_binget, ['j'] = &&op_long_binget, ['X'] = &&op_binunicode,
+      [0x8c] = &&op_short_binunicode, ['K'] = &&op_binint1, ['M'] = &&op_binint2, ['J'] = &&op_binint,
+      [0x8a] = &&op_long1, ['('] = &&op_mark, [0x88] = &&op_bool, [0x89] = &&op_bool, ['N'] = &&op_none,
+      [0x86] = &&op_tuple2, [']'] = &&op_empty, ['}'] = &&op_empty, [')'] = &&op_empty,
+      ['u'] = &&op_fill, ['e'] = &&op_fill};
+#pragma GCC diagnostic pop
+#define NEXT                                                                                       \
+  do {                                                                                             \
+    left = len - pos;                                                                              \
+    if (left && ns != cap) {                                                                       \
+      b = p + pos;                                                                                 \
+      goto *fast[b[0]];                                                                            \
+    }                                                                                              \
+    goto top;                                                                                      \
+  } while (0)
+#else
+#define NEXT goto top
+#endif
   for (;;) {
+  top:;
     size_t left = len - pos;
     if (!left) {
       r->nstack = ns;
@@ -420,23 +454,26 @@ static frz_status run(rd *r)
     if (ns == cap) goto slow; /* every opcode here pushes at most one value */
     switch (b[0]) {
     case 'h': /* BINGET */
+    op_binget:
       if (left >= 2 && b[1] < capmemo && (v = memo[b[1]])) {
         stk[ns++] = v;
         pos += 2;
-        continue;
+        NEXT;
       }
       break;
     case 'j': /* LONG_BINGET */
+    op_long_binget:
       if (left >= 5) {
         uint32_t x = le32(b + 1);
         if (x < capmemo && (v = memo[x])) {
           stk[ns++] = v;
           pos += 5;
-          continue;
+          NEXT;
         }
       }
       break;
     case 'X': /* BINUNICODE */
+    op_binunicode:
       if (left >= 5) {
         uint32_t n = le32(b + 1);
         if (left - 5 >= n && (v = pv_new(a, PV_STR))) {
@@ -444,49 +481,54 @@ static frz_status run(rd *r)
           v->slen = n;
           stk[ns++] = v;
           pos += 5 + (size_t)n;
-          continue;
+          NEXT;
         }
       }
       break;
     case 0x8c: /* SHORT_BINUNICODE */
+    op_short_binunicode:
       if (left >= 2 && left - 2 >= b[1] && (v = pv_new(a, PV_STR))) {
         v->s = (const char *)b + 2;
         v->slen = b[1];
         stk[ns++] = v;
         pos += 2 + (size_t)b[1];
-        continue;
+        NEXT;
       }
       break;
     case 'K': /* BININT1 */
+    op_binint1:
       if (left >= 2 && (v = r->small[b[1]])) {
         stk[ns++] = v;
         pos += 2;
-        continue;
+        NEXT;
       }
       break;
     case 'M': /* BININT2 */
+    op_binint2:
       if (left >= 3) {
         uint32_t x = (uint32_t)b[1] | (uint32_t)b[2] << 8;
         if (x < PK_SMALL ? (v = r->small[x]) != NULL : (v = pv_new(a, PV_INT)) != NULL) {
           v->num.i = x; /* (a small one already holds x) */
           stk[ns++] = v;
           pos += 3;
-          continue;
+          NEXT;
         }
       }
       break;
     case 'J': /* BININT */
+    op_binint:
       if (left >= 5) {
         int32_t x = (int32_t)le32(b + 1);
         if (x >= 0 && x < PK_SMALL ? (v = r->small[x]) != NULL : (v = pv_new(a, PV_INT)) != NULL) {
           v->num.i = x;
           stk[ns++] = v;
           pos += 5;
-          continue;
+          NEXT;
         }
       }
       break;
     case 0x8a: /* LONG1 of 8 bytes (PyTorch's writer for any int beyond int32): always an int64 */
+    op_long1:
       if (left >= 10 && b[1] == 8) {
         uint64_t u = 0;
         for (int i = 7; i >= 0; i--) u = u << 8 | b[2 + i];
@@ -495,25 +537,55 @@ static frz_status run(rd *r)
           v->num.i = x;
           stk[ns++] = v;
           pos += 10;
-          continue;
+          NEXT;
         }
       }
       break;
     case '(': /* MARK */
+    op_mark:
       if (r->nmarks < PV_MAX_DEPTH) {
         r->marks[r->nmarks++] = ns;
         pos += 1;
-        continue;
+        NEXT;
       }
       break;
+    case 0x88: case 0x89: /* NEWTRUE, NEWFALSE: the shared node, once step() made it */
+    op_bool:
+      if ((v = r->truth[b[0] == 0x88])) {
+        stk[ns++] = v;
+        pos += 1;
+        NEXT;
+      }
+      break;
+    case 'N': /* NONE: likewise */
+    op_none:
+      if ((v = r->none)) {
+        stk[ns++] = v;
+        pos += 1;
+        NEXT;
+      }
+      break;
+    case 0x86: { /* TUPLE2, as tuple_of(r, 2) makes it */
+    op_tuple2:;
+      size_t bottom = r->nmarks ? r->marks[r->nmarks - 1] : 0;
+      if (ns - bottom >= 2 && (v = pv_new(a, PV_TUPLE)) && fill_fast(a, v, stk + ns - 2, 2)) {
+        ns -= 2;
+        stk[ns++] = v;
+        pos += 1;
+        NEXT;
+      }
+      break; /* (a node made here stays unused in the arena) */
+    }
     case ']': case '}': case ')': /* EMPTY_LIST, EMPTY_DICT, EMPTY_TUPLE */
+    op_empty:
       if ((v = pv_new(a, b[0] == ']' ? PV_LIST : b[0] == '}' ? PV_DICT : PV_TUPLE))) {
         stk[ns++] = v;
         pos += 1;
-        continue;
+        NEXT;
       }
       break;
     case 'u': case 'e': /* SETITEMS, APPENDS: the container is just below the MARK */
+    op_fill:
       if (r->nmarks) {
         size_t m = r->marks[r->nmarks - 1];
         size_t below = r->nmarks > 1 ? r->marks[r->nmarks - 2] : 0;
@@ -524,7 +596,7 @@ static frz_status run(rd *r)
             ns = m;
             r->nmarks--;
             pos += 1;
-            continue;
+            NEXT;
           }
         }
       }
@@ -546,6 +618,8 @@ static frz_status run(rd *r)
     capmemo = r->capmemo;
   }
 }
+
+#undef NEXT
 
 frz_status pv_from_pickle(const void *buf, size_t len, const char *name, pv_arena *a,
                           const pv **root, frz_error *err)

@@ -92,9 +92,29 @@ int frz_input_format_from_name(const char *name)
   return -1;
 }
 
+/* Do the first bytes of path say PyTorch (a pickle or JSON, not frz's
+ * magic)?  0 when they do not or cannot be read. */
+static int looks_pytorch(const char *path)
+{
+  unsigned char head[64];
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return 0;
+  struct stat st;
+  ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof head, 0) : -1;
+  close(fd);
+  return n > 0 && head[0] != (unsigned char)FRZ_MAGIC[0] && frz_pytorch_sniff(head, (size_t)n) != FRZ_PT_NONE;
+}
+
 frz_status frz_read_any_file(const char *path, frz_input_format f, frz_dump *out, frz_error *err)
 {
   if (f == FRZ_INPUT_PYTORCH) return frz_import_pytorch_file(path, out, err);
+  /* a PyTorch file is read once, not first by frz_read_file to be refused
+   * (its first byte is not frz's magic, so that could only say "bad magic") */
+  if (f == FRZ_INPUT_AUTO && looks_pytorch(path)) {
+    frz_status st = frz_import_pytorch_file(path, out, err);
+    if (st != FRZ_E_MAGIC) return st;
+    return frz_read_file(path, out, err); /* neither: "not a flightrec dump" */
+  }
   frz_status st = frz_read_file(path, out, err);
   if (st != FRZ_E_MAGIC || f == FRZ_INPUT_FRZ) return st;
   frz_error e2;

@@ -300,10 +300,24 @@ static frz_status collect_pgs(pt_ctx *c)
       if (parse_ranks(pv_get(v, "ranks"), g)) return pt_nomem(c);
     }
   }
+  /* each group by the string node of its name, in a small direct-mapped
+   * cache: torch memoizes strings, so a group's entries share one node,
+   * and a non-empty string names its group alone */
+  enum { PG_CACHE = 32 };
+  const pv *seen[PG_CACHE] = {NULL};
+  uint32_t seen_pg[PG_CACHE];
   for (uint32_t i = 0; i < c->nentries; i++) {
     const pt_entry *e = &c->ef[i];
-    pt_pg *g = pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
+    const pv *t = e->f[PK_PROCESS_GROUP], *node = NULL;
+    if (t && (t->type == PV_TUPLE || t->type == PV_LIST) && t->n >= 1 && t->items[0]->type == PV_STR &&
+        t->items[0]->slen && t->items[0]->s[0])
+      node = t->items[0];
+    size_t slot = ((uintptr_t)node >> 5) % PG_CACHE;
+    pt_pg *g = node && seen[slot] == node ? &c->pgs[seen_pg[slot]]
+                                          : pt_find_pg(c, pt_entry_pg_name(e, nm, sizeof nm));
     if (!g && !(g = add_pg(c, nm))) return pt_nomem(c);
+    seen[slot] = node;
+    seen_pg[slot] = (uint32_t)(g - c->pgs);
     c->ef[i].pg = (int32_t)(g - c->pgs);
     g->nentries++;
     const pv *pg = e->f[PK_PROCESS_GROUP];

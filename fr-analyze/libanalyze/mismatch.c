@@ -30,7 +30,27 @@ static unsigned uneven_sizes(unsigned op, const char *name)
  * elements and types, where the op's semantics make them equal (PyTorch's
  * Op.match: gather's output and scatter's input exist on the root only;
  * a type counts only for tensors with elements). */
-static fa_sig pt_sig_of(const frz_record *r, const frz_pt_info *pt, uint64_t i)
+/* uneven_sizes of the names seen, by the name's address (a dump's names
+ * are interned, so a walk meets a few addresses many times) */
+typedef struct name_memo {
+  const char *name[16];
+  unsigned op[16];
+  uint8_t uneven[16];
+} name_memo;
+
+static unsigned uneven_sizes_memo(name_memo *nm, unsigned op, const char *name)
+{
+  if (op == FRZ_OP_AlltoAll || !name) return uneven_sizes(op, name);
+  size_t h = ((uintptr_t)name >> 4) % 16;
+  if (nm->name[h] != name || nm->op[h] != op) {
+    nm->name[h] = name;
+    nm->op[h] = op;
+    nm->uneven[h] = (uint8_t)uneven_sizes(op, name);
+  }
+  return nm->uneven[h];
+}
+
+static fa_sig pt_sig_of(const frz_record *r, const frz_pt_info *pt, uint64_t i, name_memo *nm)
 {
   const frz_pt_record *p = &pt->records[i];
   fa_sig s;
@@ -43,7 +63,7 @@ static fa_sig pt_sig_of(const frz_record *r, const frz_pt_info *pt, uint64_t i)
   s.out_count = p->out_numel;
   s.dtype = p->in_dtype; /* a type without elements is dropped by common_parts */
   s.out_dtype = p->out_dtype;
-  unsigned uneven = uneven_sizes(r->op, s.name);
+  unsigned uneven = uneven_sizes_memo(nm, r->op, s.name);
   if (uneven & UNEVEN_IN) s.count = 0;
   if (uneven & UNEVEN_OUT) s.out_count = 0;
   if (r->op == FRZ_OP_Gather) {
@@ -62,9 +82,9 @@ static fa_sig pt_sig_of(const frz_record *r, const frz_pt_info *pt, uint64_t i)
 }
 
 /* What must agree across members for the record r (of dump d). */
-static fa_sig sig_of(const frz_record *r, const frz_dump *d)
+static fa_sig sig_of(const frz_record *r, const frz_dump *d, name_memo *nm)
 {
-  if (d->pt) return pt_sig_of(r, d->pt, (uint64_t)(r - d->records));
+  if (d->pt) return pt_sig_of(r, d->pt, (uint64_t)(r - d->records), nm);
   fa_sig s;
   memset(&s, 0, sizeof s);
   s.op = r->op;
@@ -243,6 +263,8 @@ static int make_groups(fa_mismatch *mm, at_seq *v, uint32_t n)
 int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
 {
   if (c->npresent < 2) return 0;
+  name_memo nm;
+  memset(&nm, 0, sizeof nm);
   cursor *cur = malloc(c->npresent * sizeof *cur);
   at_seq *at = malloc(c->npresent * sizeof *at);
   int rc = -1;
@@ -285,11 +307,11 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
         uint8_t done = 0, have = HAVE_ALL;
         if (q->pos + k < e) {
           const frz_record *rec = &q->recs[q->ix[q->pos + k]];
-          sg = sig_of(rec, q->d);
+          sg = sig_of(rec, q->d, &nm);
           have = have_of(rec, q->d);
           done = rec->state == FRZ_STATE_COMPLETED;
           if (fa_is_teardown(rec->op)) teardown++;
-          if (q->d->pt && (uneven_sizes(rec->op, sg.name) & UNEVEN_TOTALS)) {
+          if (q->d->pt && rec->op == FRZ_OP_AlltoAll) { /* (uneven totals: all-to-all only) */
             const frz_pt_record *p = &q->d->pt->records[rec - q->d->records];
             in_total += p->in_numel;
             out_total += p->out_numel;

@@ -21,17 +21,20 @@ fuzz_seed_dirs() {
 fuzz_seeds_analyze() {
   mkdir -p "$2" || return 1
   local d n f first
+  # (every fixture directory, nested ones too: a directory's own files make its seed)
   for d in "$1"/samples/c1-rank-stops "$1"/samples/h200-busy-stream "$1"/samples/c11-link-stalls \
-           "$1"/tests/fixtures/pytorch-fr/*/ "$1"/tests/fixtures/nvrx/*/; do
+           $(find "$1"/tests/fixtures/pytorch-fr "$1"/tests/fixtures/nvrx -mindepth 1 -type d | sort); do
     d=${d%/}
-    n=$(basename "$d")
+    case "$d" in */tests/fixtures/*) n=$(echo "${d#*/tests/fixtures/}" | tr '/' '-') ;; *) n=$(basename "$d") ;; esac
     first=1
     : > "$2/joined-$n" || return 1
     for f in "$d"/*; do
+      [ -f "$f" ] || continue
       case "$(basename "$f")" in README*|.*|*.log|LICENSE*) continue ;; esac
       [ $first = 1 ] || printf '\n--fr-fuzz-split--\n' >> "$2/joined-$n"
       cat "$f" >> "$2/joined-$n"
       first=0
     done
+    [ $first = 0 ] || rm -f "$2/joined-$n" # (a directory of directories only)
   done
 }
