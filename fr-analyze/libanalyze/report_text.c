@@ -452,6 +452,40 @@ static int cmp_member_enq(const void *x, const void *y)
 }
 
 /* Lagging members grouped by how far they got. */
+/* Lagging members of c that enqueued the stuck op behind other ops of
+ * their stream. */
+static uint32_t nbehind(const fa_comm *c)
+{
+  uint32_t n = 0;
+  for (int32_t q = 0; q < c->size; q++) n += c->members[q].state == FA_MEMBER_LAGGING && c->members[q].behind;
+  return n;
+}
+
+/* Take the members behind other ops of their stream out of the lagging
+ * ranks r and give them a line of their own: they did enqueue the op. */
+static int behind_split(FILE *o, const fa_comm *c, fa_ranks *r)
+{
+  if (!nbehind(c)) return 0;
+  fa_ranks bh = {NULL, 0};
+  uint32_t cap = 0, n = 0;
+  char buf[RANKSET_LEN];
+  for (int32_t q = 0; q < c->size; q++)
+    if (c->members[q].state == FA_MEMBER_LAGGING && c->members[q].behind && c->members[q].global_rank >= 0 &&
+        fa_ranks_push(&bh, &cap, c->members[q].global_rank)) {
+      fa_ranks_free(&bh);
+      return -1;
+    }
+  fa_ranks_sort(&bh);
+  for (uint32_t i = 0; i < r->n; i++)
+    if (!fa_ranks_has(&bh, r->v[i])) r->v[n++] = r->v[i];
+  r->n = n;
+  if (bh.n)
+    fprintf(o, "      %-8s %s (enqueued it, queued behind other ops on %s)\n", "behind", rset(&bh, buf),
+            bh.n == 1 ? "its stream" : "their streams");
+  fa_ranks_free(&bh);
+  return 0;
+}
+
 static int lagging_text(FILE *o, const fa_comm *c)
 {
   const fa_member **v = malloc(c->nlagging * sizeof *v);
@@ -463,8 +497,8 @@ static int lagging_text(FILE *o, const fa_comm *c)
     return -1;
   }
   uint32_t n = 0;
-  for (int32_t r = 0; r < c->size; r++)
-    if (c->members[r].state == FA_MEMBER_LAGGING) v[n++] = &c->members[r];
+  for (int32_t r = 0; r < c->size; r++) /* (those behind other ops are on a line of their own) */
+    if (c->members[r].state == FA_MEMBER_LAGGING && !c->members[r].behind) v[n++] = &c->members[r];
   qsort(v, n, sizeof *v, cmp_member_enq);
   uint32_t shown = 0;
   for (uint32_t i = 0; i < n;) {
@@ -524,6 +558,10 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
     for (unsigned i = 0; i < sizeof order / sizeof order[0]; i++) {
       fa_ranks r;
       if (fa_comm_ranks(c, order[i], &r)) return -1;
+      if (order[i] == FA_MEMBER_LAGGING && behind_split(o, c, &r)) {
+        fa_ranks_free(&r);
+        return -1;
+      }
       if (r.n) fprintf(o, "      %-8s %s\n", fa_member_state_name(order[i]), rset(&r, buf));
       fa_ranks_free(&r);
     }
@@ -534,7 +572,7 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
       if (unknown && !c->unformed) fprintf(o, "      %u member(s) without a dump of unknown global rank\n", unknown);
     }
     if (c->unformed && unformed_text(o, c)) return -1;
-    if (c->nlagging && !c->unformed) {
+    if (c->nlagging > nbehind(c) && !c->unformed) {
       fputs("    lagging members got as far as:\n", o);
       if (lagging_text(o, c)) return -1;
     }

@@ -38,6 +38,10 @@ for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
     v-early-end-empty-w5|v-early-end-tp-w6) # a teardown before the stuck seq, no minority: both readings
       tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ' | grep -q "down before seq .* the dumps cannot tell which" ||
         { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the two readings are not said"; } ;;
+    v-order-stream-*) # the member whose op sits behind another on its stream: "behind", not lagging
+      grep -q "^      behind   [0-9,-]* (enqueued it, queued behind other ops on" "$FR_TMP/run/verdict.txt" &&
+        ! grep -q "^      lagging \|lagging members got as far as" "$FR_TMP/run/verdict.txt" ||
+        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: a member queued on its stream is listed as lagging"; } ;;
   esac
   echo "$name: ok"
 done
