@@ -136,6 +136,13 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
     fputs("times:     ms of CLOCK_MONOTONIC (no trigger or frame time)\n", o);
 }
 
+/* A value that is -1 (or any negative) when unknown or none: "-" then. */
+static void int_or_dash(int64_t v, char *buf, size_t len)
+{
+  if (v >= 0) snprintf(buf, len, "%lld", (long long)v);
+  else snprintf(buf, len, "-");
+}
+
 static void print_comms(FILE *o, const frz_dump *d)
 {
   char h1[17], h2[17], h3[17], fl[128];
@@ -147,22 +154,18 @@ static void print_comms(FILE *o, const frz_dump *d)
   for (uint32_t i = 0; i < d->ncomms; i++) {
     const frz_comm *c = &d->comms[i];
     snprintf(h1, sizeof h1, "%016" PRIx64, c->comm_id);
-    fprintf(o, "  %-16s %-16s %-16s %6d %5d %8llu %9llu %8lld %10lld %10lld %7llu %s", h1,
+    char le[24], ls[24], lc[24]; /* (none yet, or not recorded: "-") */
+    int_or_dash(c->last_enqueued_seq, le, sizeof le);
+    int_or_dash(c->last_started_seq, ls, sizeof ls);
+    int_or_dash(c->last_completed_seq, lc, sizeof lc);
+    fprintf(o, "  %-16s %-16s %-16s %6d %5d %8llu %9llu %8s %10s %10s %7llu %s", h1,
             hex_or_dash(c->nccl_comm_hash, h2), hex_or_dash(c->parent_id, h3), c->nranks, c->rank,
-            (unsigned long long)c->next_seq, (unsigned long long)c->first_retained_seq,
-            (long long)c->last_enqueued_seq, (long long)c->last_started_seq,
-            (long long)c->last_completed_seq, (unsigned long long)c->dropped_records,
+            (unsigned long long)c->next_seq, (unsigned long long)c->first_retained_seq, le, ls, lc,
+            (unsigned long long)c->dropped_records,
             flag_names(c->flags, fd_comm_flag_names, FD_NCOMM_FLAGS, fl, sizeof fl));
     if (c->flags & FRZ_CF_SPLIT) fprintf(o, " color=%d key=%d", c->split_color, c->split_key);
     fputc('\n', o);
   }
-}
-
-/* A value that is -1 (or any negative) when unknown or none: "-" then. */
-static void int_or_dash(int64_t v, char *buf, size_t len)
-{
-  if (v >= 0) snprintf(buf, len, "%lld", (long long)v);
-  else snprintf(buf, len, "-");
 }
 
 static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
@@ -192,7 +195,7 @@ static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
     fprintf(o, "  %8llu %-16s %6s %-13s %-9s %12llu %-10s %-6s %5s %5s %3s %6s %12s %12s %12s %6s %s\n",
             (unsigned long long)r->id, hex_or_dash(r->comm_id, h), seq, frz_op_name(r->op),
             frz_state_name(r->state), (unsigned long long)r->count, frz_dtype_name(r->dtype),
-            frz_redop_name(r->redop), peer, crank, dev, group, rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
+            d->pt ? "-" : frz_redop_name(r->redop), peer, crank, dev, group, /* (PyTorch records no reduction op) */ rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
             rel_ms(r->t_start_ns, ref, t2, sizeof t2), rel_ms(r->t_complete_ns, ref, t3, sizeof t3),
             res, flag_names(r->flags, fd_rec_flag_names, FD_NREC_FLAGS, fl, sizeof fl));
   }

@@ -34,6 +34,9 @@ grep -q '^format:    PyTorch Flight Recorder pickle dump, format 2.10$' "$FR_TMP
 grep -q '^process:   rank 0 of 8$' "$FR_TMP/c1-dump.txt" || fail "fr-dump of a PyTorch dump: process line"
 ! grep -Eq 'pid 0|ring of 0|^recorder:|monotonic|^trigger:   none' "$FR_TMP/c1-dump.txt" ||
   fail "fr-dump of a PyTorch dump: placeholder fields"
+# PyTorch records no reduction op: its records' redop column says "-", not "none"
+awk '$4 == "AllReduce" { n++; if ($8 != "-") bad++ } END { exit !(n > 0 && !bad) }' "$FR_TMP/c1-dump.txt" ||
+  fail "fr-dump of a PyTorch dump: a reduction op shown where PyTorch records none"
 
 # the same verdict when the format is named
 "$FR_ANALYZE" --json --input-format=pytorch "$FIX/c1" > "$FR_TMP/c1-named.json"
