@@ -24,6 +24,8 @@
  * own records), never times of two ranks. */
 #include "config.h"
 
+#include <string.h>
+
 #include "internal.h"
 
 /* The record of rank g (its latest dump) of comm c with the given kind and
@@ -193,8 +195,24 @@ static const frz_record *awaited_coll(const fa_analysis *a, const fa_wait_step *
   return find(a, o->rank, &a->comms[o->comm], FRZ_KIND_COLL, o->seq, -1, 0);
 }
 
+const frz_record *fa_awaited_p2p(const fa_analysis *a, const fa_wait_step *o, frz_record *out)
+{
+  if (!o->p2p || o->uncertain) return NULL;
+  const fa_comm *c = &a->comms[o->comm];
+  const fa_link *l = pending_link(c, o->rank, o->waits_for, o->seq);
+  if (!l || l->counterpart_no_dump) return NULL;
+  memset(out, 0, sizeof *out);
+  out->comm_id = c->id;
+  out->kind = FRZ_KIND_P2P;
+  out->op = l->pending_dir == FRZ_DIR_SEND ? FRZ_OP_Recv : FRZ_OP_Send; /* (what the other side owes) */
+  out->dir = l->pending_dir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
+  out->peer = comm_rank_of(c, o->rank);
+  out->seq = o->seq;
+  return out;
+}
+
 /* Left out, in a cycle of any length: ranks of the cycle left out a call of
- * the collective the step before waits for them in (their rounds:
+ * the collective (or the counterpart of the p2p op) the step before waits for them in (their rounds:
  * fa_round_left_out) and went on, and every other rank of the cycle kept
  * its pattern (fa_round_judge 0).  The first of them (fa_left_out_too finds
  * the others); -1 none. */
@@ -207,7 +225,8 @@ static int32_t left_out_of_round(const fa_analysis *a, const fa_verdict *v)
     int seen = 0; /* a rank may wait at several steps: judged once */
     for (uint32_t j = 0; j < i && !seen; j++) seen = v->cycle[j].rank == w->rank;
     if (seen) continue;
-    const frz_record *sig = awaited_coll(a, o);
+    frz_record p2p_sig;
+    const frz_record *sig = o->p2p ? fa_awaited_p2p(a, o, &p2p_sig) : awaited_coll(a, o);
     if (sig && fa_round_left_out(a, w->rank, sig)) {
       if (got < 0) got = w->rank;
     } else if (fa_round_judge(a, w->rank) != 0) {

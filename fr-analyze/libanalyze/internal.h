@@ -44,6 +44,11 @@ int fa_round_judge(const fa_analysis *a, int32_t g);
  * comm says it kept), and some comm's current round is its pattern's round
  * with calls left out, one of them alike sig.  1 yes, 0 no or unknown. */
 int fa_round_left_out(const fa_analysis *a, int32_t g, const frz_record *sig);
+/* The call that cycle step o's p2p op waits for its counterpart to post, as
+ * a record in *out (comm, kind P2P, op and direction the other side owes,
+ * peer: o's comm rank; seq o's); NULL for a collective or uncertain step,
+ * or one whose pending link is not found or whose counterpart left no dump. */
+const frz_record *fa_awaited_p2p(const fa_analysis *a, const fa_wait_step *o, frz_record *out);
 
 /* ---- waits outside NCCL (outside.c) ---- */
 /* The frame of rank g's most relevant thread (its latest dump, not one

@@ -618,9 +618,17 @@ static void say_left_out(const fa_analysis *a, sbuf *b)
   uint32_t others = cycle_others(v);
   char n1[FRZ_PT_NAME_MAX], n2[FRZ_PT_NAME_MAX], l1[200], l2[200];
   const frz_dump *d1, *d2;
-  const frz_record *r1 = w ? fa_comm_record_in(a, &a->comms[o->comm], o->seq, &d1) : NULL;
-  const frz_record *r2 = w ? fa_comm_record_in(a, &a->comms[w->comm], w->seq, &d2) : NULL;
-  if (r1 && r2)
+  frz_record owed;
+  const frz_record *p2p = w && o->p2p ? fa_awaited_p2p(a, o, &owed) : NULL;
+  const frz_record *r1 = w && !o->p2p ? fa_comm_record_in(a, &a->comms[o->comm], o->seq, &d1) : NULL;
+  const frz_record *r2 = w && !w->p2p ? fa_comm_record_in(a, &a->comms[w->comm], w->seq, &d2) : NULL;
+  if (p2p && r2) /* the p2p op its peer waits for it to post */
+    sb_printf(b, "; rank %d went astray: in each earlier round it called %s %s rank %d on comm %s before %s "
+              "on comm %s; this time it waits in the second without having called the first", v->astray,
+              p2p->op == FRZ_OP_Recv ? "Recv" : "Send", p2p->op == FRZ_OP_Recv ? "from" : "to", o->rank,
+              fa_comm_label(&a->comms[o->comm], l1, sizeof l1),
+              fa_sanitize(fa_record_op_name(d2, r2), n2, sizeof n2), fa_comm_label(&a->comms[w->comm], l2, sizeof l2));
+  else if (r1 && r2)
     sb_printf(b, "; rank %d went astray: in each earlier round it called %s on comm %s before %s on comm %s; "
               "this time it waits in the second without having called the first", v->astray,
               fa_sanitize(fa_record_op_name(d1, r1), n1, sizeof n1), fa_comm_label(&a->comms[o->comm], l1, sizeof l1),

@@ -36,6 +36,9 @@ bcase p1-fsdp8-rs-skip hang 1 5
 bcase p5-moe-a2a-stop hang 1 6
 bcase p8-gpu-stuck-before-kernel-timing hang 1 3
 bcase p65b-noentries-fsdp-rank2-missing hang 1 2
+# a p2p call left out of a pipeline's rounds: the rank that left it out, not its peer
+bcase p10-pp-missing-send deadlock 1 2
+bcase p10-pp-batched-missing-send deadlock 1 1
 "$FR_ANALYZE" "$FIX/p48-local-rank-filenames" | grep -q "two different dumps claim rank" ||
   fail "p48: the conflict is not said"
 echo "pytorch-breakit: 14 break-it dump sets, each with its verdict"

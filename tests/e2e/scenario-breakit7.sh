@@ -1,0 +1,15 @@
+#!/bin/sh
+# Hang kinds from the tenth break-it pass (2026-12-04: tests/scenarios/b10-*.scn, each once
+# judged wrong, with its right verdict in NAME.expected.json) and our variants (b10v-*.scn).
+# A rank of a pipeline leaves out a send or a receive its earlier rounds make and goes on into
+# the next collective: its peer waits in the p2p op for it while it waits for the peer.  The
+# rank that left the call out is the root, not the peer (the rule of a call left out, for a
+# p2p op as for a collective), and the summary names the call.
+. "$FR_SRCDIR/tests/e2e/lib.sh"
+fr_tmpdir
+case_check() {
+  echo "$2" | grep -q "went astray: in each earlier round it called \(Recv from\|Send to\) rank [0-9]* on comm" ||
+    fail "$1: the call left out is not said: $2"
+  return 0
+}
+each_case "$FR_SRCDIR"/tests/scenarios/b10-*.scn "$FR_SRCDIR"/tests/scenarios/b10v-*.scn
