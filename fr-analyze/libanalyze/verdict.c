@@ -73,11 +73,15 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
 }
 
 /* How many members cycle step st awaits: its comm's lagging members, when
- * it is a collective step with every member placed; 0 otherwise. */
+ * it is a collective step with every member placed; 0 otherwise.  With
+ * members that left no dump, several lagging members with a dump are
+ * several whatever those are; one alone may not be (0). */
 static uint32_t step_awaits(const fa_analysis *a, const fa_wait_step *st)
 {
   const fa_comm *c = &a->comms[st->comm];
-  return st->p2p || st->uncertain || c->nno_dump ? 0 : c->nlagging;
+  if (st->p2p || st->uncertain) return 0;
+  if (c->nno_dump) return c->nlagging >= 2 ? c->nlagging : 0;
+  return c->nlagging;
 }
 
 /* Does global rank g wait, in v's cycle, in a step that awaits several

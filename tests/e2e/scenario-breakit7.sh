@@ -4,12 +4,18 @@
 # A rank of a pipeline leaves out a send or a receive its earlier rounds make and goes on into
 # the next collective: its peer waits in the p2p op for it while it waits for the peer.  The
 # rank that left the call out is the root, not the peer (the rule of a call left out, for a
-# p2p op as for a collective), and the summary names the call.
+# p2p op as for a collective), and the summary names the call.  And a rank that does not join
+# a shrink of world (the rank left out exited, no dump) while the others wait in it: it alone
+# is the root, not one of the ranks waiting in the shrink (the step that awaits it alone
+# against the step that awaits several, a member without a dump among them).
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 case_check() {
-  echo "$2" | grep -q "went astray: in each earlier round it called \(Recv from\|Send to\) rank [0-9]* on comm" ||
-    fail "$1: the call left out is not said: $2"
+  case $1 in
+    *1f1b* | *-pp*)
+      echo "$2" | grep -q "went astray: in each earlier round it called \(Recv from\|Send to\) rank [0-9]* on comm" ||
+        fail "$1: the call left out is not said: $2" ;;
+  esac
   return 0
 }
 each_case "$FR_SRCDIR"/tests/scenarios/b10-*.scn "$FR_SRCDIR"/tests/scenarios/b10v-*.scn
