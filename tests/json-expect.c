@@ -16,7 +16,8 @@
  * ranks whose own work never finished somewhere (they wait on their device),
  * ranks one of whose own comm ranks never entered the op they wait in
  * (several comm ranks in one process), ranks whose process ended with an
- * op in flight, and ranks that tore down a comm their peers wait in.
+ * op in flight, ranks that tore down a comm their peers wait in, and ranks
+ * whose rounds say they left out a call others wait for (left_out_ranks).
  * Exit status: 0 match, 1 differences, 2 a file cannot be read or parsed.
  */
 #include "config.h"
@@ -291,7 +292,7 @@ static int no_waiting_roots(const cJSON *a)
     /* one that came too late waits in its call only because the others had
      * given up on it and left (verdict.late_ranks) */
     if (in_ranks(cJSON_GetObjectItem(v, "ahead_ranks"), g) || in_ranks(cJSON_GetObjectItem(v, "late_ranks"), g) ||
-        in_ranks(culprits, g) || !waits(a, g))
+        in_ranks(cJSON_GetObjectItem(v, "left_out_ranks"), g) || in_ranks(culprits, g) || !waits(a, g))
       continue;
     printf("verdict.root_cause_ranks: rank %d waits inside an NCCL call, yet is named a root cause\n", g);
     bad = 1;

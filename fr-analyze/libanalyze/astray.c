@@ -346,3 +346,33 @@ int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out)
   fa_ranks_sort(out);
   return 0;
 }
+
+int fa_p2p_left_out(const fa_analysis *a, fa_ranks *out)
+{
+  uint32_t cap = 0, judged = 0;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    for (uint32_t i = 0; i < c->nlinks && judged < MAJORITY_MAX; i++) {
+      const fa_link *l = &c->links[i];
+      if (!l->p2p || l->joined || l->counterpart_no_dump) continue;
+      int32_t w = fa_p2p_waiter(l), g = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
+      int32_t k = g >= 0 ? fa_find_rank(a, g) : -1;
+      if (k < 0 || a->ranks[k].wait_comm < 0) continue; /* (it waits in NCCL elsewhere) */
+      int dup = 0;
+      for (uint32_t j = 0; j < out->n && !dup; j++) dup = out->v[j] == g;
+      if (dup) continue;
+      judged++; /* (each judgment reads the rank's records) */
+      frz_record sig; /* the call it owes the waiter */
+      memset(&sig, 0, sizeof sig);
+      sig.comm_id = c->id;
+      sig.kind = FRZ_KIND_P2P;
+      sig.op = l->pending_dir == FRZ_DIR_SEND ? FRZ_OP_Recv : FRZ_OP_Send;
+      sig.dir = l->pending_dir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
+      sig.peer = comm_rank_of(c, w);
+      sig.seq = l->seq;
+      if (fa_round_left_out(a, g, &sig) && fa_ranks_push(out, &cap, g)) return -1;
+    }
+  }
+  fa_ranks_sort(out);
+  return 0;
+}

@@ -32,6 +32,11 @@ int fa_rounds_changed_most(const fa_analysis *a, const fa_verdict *v);
  * enqueued it, wait in another comm, and whose rounds say they left such a
  * call out (fa_round_left_out).  -1 out of memory. */
 int fa_left_out_too(const fa_analysis *a, const fa_verdict *v, fa_ranks *out);
+/* The ranks (into *out, sorted) that a pending p2p op waits for, that wait
+ * in an NCCL op themselves, and whose rounds say they left out the call
+ * that p2p op needs (its receive, or its send) and went on
+ * (fa_round_left_out); at most 1024 judged.  -1 out of memory. */
+int fa_p2p_left_out(const fa_analysis *a, fa_ranks *out);
 /* The one rank of v's cycle whose current round of ops is not what its
  * periodic pattern gives while every other rank of the cycle follows its
  * own (rounds.c); -1 none or not known. */

@@ -351,6 +351,7 @@ static cJSON *verdict_obj(jctx *j)
   add(j, o, "root_causes", roots_arr(j));
   add(j, o, "ahead_ranks", ranks(j, &v->ahead));
   add(j, o, "late_ranks", ranks(j, &v->late));
+  add(j, o, "left_out_ranks", ranks(j, &v->left_out_too));
   add(j, o, "all_joined", chk(j, cJSON_CreateBool(v->all_joined)));
   add(j, o, "last_completed",
       c && fa_shown_completed(c) >= 0 ? op_ref(j, c, (uint64_t)c->last_completed, 1)

@@ -336,7 +336,7 @@ static int say_other_roots(const fa_analysis *a, sbuf *b)
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
     int32_t g = v->root_cause.v[i];
     if (has_rank(&v->lagging, g) || has_rank(&v->unfinished, g) || has_rank(&v->ahead, g) || has_rank(&v->late, g) ||
-        mismatch_culprit(a, g))
+        mismatch_culprit(a, g) || (!v->cycle && has_rank(&v->left_out_too, g)))
       continue;
     if (fa_ranks_push(&more, &cap, g)) {
       fa_ranks_free(&more);
@@ -345,6 +345,10 @@ static int say_other_roots(const fa_analysis *a, sbuf *b)
   }
   if (more.n)
     sb_printf(b, "; other waits lead to %s", ranks_phrase(&more, p, sizeof p));
+  if (!v->cycle && v->left_out_too.n) /* (fa_p2p_left_out) */
+    sb_printf(b, "; beside %s, %s, by %s rounds, left out the send or receive that a pending p2p op waits for, "
+              "and went on into another op", more.n ? "them" : "it", ranks_phrase(&v->left_out_too, p, sizeof p),
+              v->left_out_too.n == 1 ? "its" : "their");
   fa_ranks_free(&more);
   return 0;
 }

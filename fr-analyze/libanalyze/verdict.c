@@ -548,6 +548,13 @@ int fa_verdict_build(fa_analysis *a)
     int bad = fa_wgraph_roots(a, wg, &ends, &dead);
     for (uint32_t i = 0; !bad && i < ends.n; i++) bad = fa_ranks_push(&v->root_cause, &cap_r, ends.v[i]);
     fa_ranks_free(&ends);
+    /* beside a hang's chains, ranks whose rounds say they left out the send
+     * or receive a pending p2p op waits for, and went on into another op:
+     * a fault of their own, where they wait (a pipeline stage that skipped
+     * a backward receive, behind a stage stopped elsewhere) */
+    if (!bad && !v->cycle) bad = fa_p2p_left_out(a, &v->left_out_too);
+    for (uint32_t i = 0; !bad && i < v->left_out_too.n; i++)
+      bad = fa_ranks_push(&v->root_cause, &cap_r, v->left_out_too.v[i]);
     if (bad) {
       fa_wgraph_free(wg);
       return -1;
