@@ -75,8 +75,10 @@ int fd_trigger(const char *dir, const char *reason, char *err, size_t errlen);
 /* Who watches `dir`, from the recorders' announcements in it: one sentence
  * in `out` ("4 ranks of job J (8 ranks in all) watch this directory: ...",
  * or why nobody does).  Returns how many ranks of the newest job that
- * watches the trigger file are listening (0: nobody). */
-int fd_listeners(const char *dir, char *out, size_t len);
+ * watches the trigger file are listening (0: nobody); *all_gone is 1 when
+ * nobody does because every process that announced itself here and can be
+ * checked is no longer running (a job that died: its dumps are its last). */
+int fd_listeners(const char *dir, char *out, size_t len, int *all_gone);
 /* When `dir` holds no announcement but a subdirectory does (a job's output
  * directory, its dumps in dumps/): the one with the most, in sub, and how
  * many; 0 otherwise. */

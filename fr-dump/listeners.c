@@ -39,8 +39,9 @@ static void rank_ranges(const int32_t *r, size_t n, char *out, size_t len)
   if (o + 24 >= len) snprintf(out + (o < len - 5 ? o : len - 5), 5, "...");
 }
 
-int fd_listeners(const char *dir, char *out, size_t len)
+int fd_listeners(const char *dir, char *out, size_t len, int *all_gone)
 {
+  *all_gone = 0;
   frz_alive *a = NULL;
   size_t n = 0;
   char here[FRZ_HOST_MAX] = "";
@@ -64,6 +65,7 @@ int fd_listeners(const char *dir, char *out, size_t len)
   if (!newest) {
     size_t gone = 0;
     for (size_t i = 0; i < n; i++) gone += dead[i];
+    *all_gone = gone > 0;
     free(dead);
     free(hostv);
     if (gone == 1)

@@ -44,8 +44,8 @@ static void usage(FILE *o)
         "Times are in milliseconds relative to the trigger (or the frame).\n"
         "Exit status: 0 on success (also when a trigger file exists already),\n"
         "1 if --check found a bad file or --trigger found no recorder listening,\n"
-        "2 on a usage error or a file that cannot be read (with --check: opened)\n"
-        "or decoded.\n",
+        "2 on a usage error, or a file that cannot be read or decoded (with\n"
+        "--check, only a file that cannot be opened).\n",
         o);
 }
 
@@ -80,11 +80,18 @@ static int do_trigger(const char *dir, const char *reason)
             safe, below, ss, ss);
     return 2;
   }
-  int rc = fd_trigger(dir, reason ? reason : "requested with fr-dump --trigger", err, sizeof err);
+  char who[700];
+  int gone = 0;
   fd_sanitize(dir, strlen(dir), safe, sizeof safe);
+  /* a job whose every announced process is gone: no recorder would answer,
+   * and its trigger file (the first rank's, naming the hang) is evidence */
+  if (fd_listeners(dir, who, sizeof who, &gone) == 0 && gone) {
+    fprintf(stderr, "fr-dump: %s; %s/TRIGGER left as it was\n", who, safe);
+    return 1;
+  }
+  int rc = fd_trigger(dir, reason ? reason : "requested with fr-dump --trigger", err, sizeof err);
   if (rc == FD_TRIGGER_CREATED || rc == FD_TRIGGER_EXISTS) {
-    char who[700];
-    int n = fd_listeners(dir, who, sizeof who);
+    int n = fd_listeners(dir, who, sizeof who, &gone);
     const char *did = rc == FD_TRIGGER_CREATED ? "created" : "replaced";
     const char *earlier = rc == FD_TRIGGER_CREATED ? "" : " (an earlier request)";
     if (n > 0) {

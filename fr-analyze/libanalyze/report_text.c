@@ -270,22 +270,40 @@ static const char *status_color(fa_status s)
   }
 }
 
-/* One line on the quality of the data behind the verdict. */
+/* One line (wrapped at 80 columns, under its value) on the quality of the
+ * data behind the verdict. */
 static void data_line(FILE *o, const fa_analysis *a)
 {
   uint32_t multi = 0, expected = a->nranks + a->ranks_missing.n;
   for (uint32_t i = 0; i < a->nranks; i++)
     if (a->ranks[i].nframes > 1) multi++;
-  fprintf(o, "  data:           %u of %u ranks dumped", a->nranks, expected);
-  if (multi) fprintf(o, ", %u of them dumped more than once (frames)", multi);
-  if (a->nproblems) fprintf(o, "; %u input problem%s (below)", a->nproblems, a->nproblems == 1 ? "" : "s");
+  char text[400];
+  int n = snprintf(text, sizeof text, "%u of %u ranks dumped", a->nranks, expected);
+  if (multi && n < (int)sizeof text)
+    n += snprintf(text + n, sizeof text - (size_t)n, ", %u of them dumped more than once (frames)", multi);
+  if (a->nproblems && n < (int)sizeof text)
+    n += snprintf(text + n, sizeof text - (size_t)n, "; %u input problem%s (below)", a->nproblems,
+                  a->nproblems == 1 ? "" : "s");
   int64_t skew = 0;
   for (uint32_t i = 0; i < a->nhosts; i++) {
     int64_t d = a->hosts[i].offset_ns < 0 ? -a->hosts[i].offset_ns : a->hosts[i].offset_ns;
     if (d > skew) skew = d;
   }
-  if (a->nhosts > 1) fprintf(o, "; %u hosts, clocks %lld ms apart", a->nhosts, (long long)(skew / 1000000));
-  fputc('\n', o);
+  if (a->nhosts > 1 && n < (int)sizeof text)
+    snprintf(text + n, sizeof text - (size_t)n, "; %u hosts, clocks %lld ms apart", a->nhosts,
+             (long long)(skew / 1000000));
+  /* the first line after the label, the rest under it (18 columns in) */
+  const char *t = text;
+  int len = (int)strlen(t), cut = len;
+  if (len > 80 - 18) {
+    cut = 80 - 18;
+    while (cut > 0 && t[cut] != ' ') cut--;
+    if (cut == 0) cut = (int)strcspn(t, " ");
+  }
+  fprintf(o, "  data:           %.*s\n", cut, t);
+  t += cut;
+  while (*t == ' ') t++;
+  if (*t) wrapped(o, t, 18);
 }
 
 /* "6 (late at 30 of 30 ops, 200 ms late on average)" for the first few. */

@@ -782,7 +782,8 @@ int fa_verdict_summary(fa_analysis *a)
     if (a->conflict_rank >= 0)
       sb_printf(&b, "two different dumps claim rank %d (input problems, below): which rank each "
                 "dump is cannot be told, so no rank is named (PyTorch's dumps take the rank from "
-                "the file name; a local rank there repeats across nodes)", a->conflict_rank);
+                "the file name; a local rank there repeats across nodes, and the dumps of two runs in one "
+                "directory claim every rank twice)", a->conflict_rank);
     else if (!a->nframes) sb_printf(&b, "no usable dump");
     else if (!a->ncomms) sb_printf(&b, "the dumps hold no communicator");
     else if (a->ranks_missing.n && fa_alive_any(a)) {

@@ -214,8 +214,13 @@ sh -c 'exit 0' & dead=$!
 wait $dead
 here=$(hostname)
 alive jobA 0 4 "$dead" "$here"
+cp live/TRIGGER gone-before
 run trigger-gone 1 "$FR_DUMP" --trigger live
 contains trigger-gone trigger-gone.err "no recorder listens: the one process that announced itself here is no longer running"
+# a job that died: its trigger file (the first rank's, naming the hang) is not replaced
+contains trigger-gone trigger-gone.err "live/TRIGGER left as it was"
+checks=$((checks + 1))
+cmp -s gone-before live/TRIGGER || fail "trigger-gone: the trigger file of a job that died was replaced"
 alive jobB 0 4 $$ "$here"
 alive jobB 1 4 $$ "$here"
 alive jobB 3 4 123 other-host
