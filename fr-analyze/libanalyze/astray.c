@@ -255,6 +255,15 @@ int fa_rounds_changed_most(const fa_analysis *a, const fa_verdict *v)
     changed += j == 1;
     kept += j == 0;
   }
+  /* ... and, where those are under half the job (a pipeline pair's comm),
+   * the job's other ranks: replicas that changed as one side of the pair
+   * did say the job changed, not that rank */
+  for (uint32_t i = 0; 2 * seen.n <= a->nranks && i < a->nranks && changed + kept < MAJORITY_MAX; i++)
+    if (!fa_ranks_has(&seen, a->ranks[i].global_rank)) {
+      int j = fa_round_judge(a, a->ranks[i].global_rank);
+      changed += j == 1;
+      kept += j == 0;
+    }
   fa_ranks_free(&seen);
   return changed > kept;
 }
@@ -354,14 +363,18 @@ int fa_p2p_left_out(const fa_analysis *a, fa_ranks *out)
     const fa_comm *c = &a->comms[ci];
     for (uint32_t i = 0; i < c->nlinks && judged < MAJORITY_MAX; i++) {
       const fa_link *l = &c->links[i];
-      if (!l->p2p || l->joined || l->counterpart_no_dump) continue;
+      /* (a counterpart posted but queued on its stream, or not started, was not left out) */
+      if (!l->p2p || l->joined || l->counterpart_no_dump || l->counterpart_queued || l->counterpart_not_started ||
+          l->counterpart_ended || l->counterpart_late)
+        continue;
       int32_t w = fa_p2p_waiter(l), g = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
       int32_t k = g >= 0 ? fa_find_rank(a, g) : -1;
       if (k < 0 || a->ranks[k].wait_comm < 0) continue; /* (it waits in NCCL elsewhere) */
+      if (judged++ >= MAJORITY_MAX) break;
+      if (fa_round_judge(a, w) != 0) continue; /* the waiter kept its rounds: it is not the one that changed */
       int dup = 0;
       for (uint32_t j = 0; j < out->n && !dup; j++) dup = out->v[j] == g;
       if (dup) continue;
-      judged++; /* (each judgment reads the rank's records) */
       frz_record sig; /* the call it owes the waiter */
       memset(&sig, 0, sizeof sig);
       sig.comm_id = c->id;

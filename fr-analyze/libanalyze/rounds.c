@@ -67,7 +67,8 @@ static int rounds_alike(const frz_dump *d, const uint64_t *c, round_span x, roun
 }
 
 /* Did current round x leave out calls round y (its pattern's) makes, all of
- * sig's comm and one alike sig (same comm, kind and op), and nothing else?
+ * sig's comm and one alike sig (same comm, kind and op; for p2p, peer too),
+ * and nothing else?
  * Every call of x is, in order, a call of y (matched at the earliest), and
  * the calls of y before x's last one's match that have no match are such:
  * the rank left that comm's calls out and went on.  (A call more, alike a
@@ -82,7 +83,8 @@ static int left_out(const frz_dump *d, const uint64_t *c, round_span x, round_sp
     while (j < y.n && !alike(r, &d->records[c[y.first + j]])) {
       const frz_record *s = &d->records[c[y.first + j]];
       if (s->comm_id != sig->comm_id) return 0;
-      skipped_sig |= s->kind == sig->kind && s->op == sig->op;
+      /* (a p2p call: with the peer that waits for it) */
+      skipped_sig |= s->kind == sig->kind && s->op == sig->op && (sig->kind != FRZ_KIND_P2P || s->peer == sig->peer);
       j++;
     }
     if (j == y.n) return 0; /* a call its pattern does not make there */

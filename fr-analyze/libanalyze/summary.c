@@ -691,7 +691,7 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);
   if (v->astray < 0 && v->changed_most)
-    sb_printf(b, "; most ranks of these communicators changed their round of ops (the job changed what it "
+    sb_printf(b, "; most ranks changed their round of ops (the job changed what it "
               "does), so the rounds blame nobody: a rank that kept to its own may be the one that went wrong");
   else if (v->astray < 0 && v->changed >= 0)
     sb_printf(b, "; rank %d changed what it does: its ops since its latest collective are not what its "
