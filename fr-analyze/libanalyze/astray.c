@@ -314,8 +314,11 @@ int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
     int32_t ra = comm_rank_of(pc, A), rb = comm_rank_of(pc, B);
     if (!l || ra < 0 || rb < 0 || l->counterpart_no_dump) continue;
     uint8_t adir = l->pending_dir, bdir = adir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
-    /* skipped: both did p2p before the collective last round; B not now */
-    if (p2p_first(a, A, pc, p->seq, rb, adir, cc, q->seq) && p2p_first(a, B, pc, p->seq, ra, bdir, cc, q->seq)) {
+    /* skipped: both did p2p before the collective last round; B not now
+     * (unless B's rounds say it kept its pattern: an evaluation step every
+     * few steps skips it by design, and A may be the one that went on) */
+    if (p2p_first(a, A, pc, p->seq, rb, adir, cc, q->seq) && p2p_first(a, B, pc, p->seq, ra, bdir, cc, q->seq) &&
+        fa_round_judge(a, B) != 0) {
       *how = FA_ASTRAY_SKIPPED;
       return B;
     }

@@ -19,6 +19,8 @@ case_check() {
     b11-pp-replicas-*) # the job changed: said, and nobody blamed alone by the rounds
       echo "$2" | grep -q "most ranks changed their round of ops (the job changed what it does)" ||
         fail "$1: the job-wide change is not said: $2" ;;
+    b11-pp-eval-*) # the rank that kept its pattern (eval steps) is not named alone
+      echo "$2" | grep -q "rank 1 changed what it does" || fail "$1: the rank that changed is not said: $2" ;;
     b11-*) ;;
     *omit-*) # beside a hang elsewhere: said beside the chain's end
       echo "$2" | grep -q "beside it, rank [0-9]*, by its rounds, left out the send or receive that a pending p2p op waits for" ||
