@@ -85,13 +85,13 @@ static int do_trigger(const char *dir, const char *reason)
   fd_sanitize(dir, strlen(dir), safe, sizeof safe);
   /* a job whose every announced process is gone: no recorder would answer,
    * and its trigger file (the first rank's, naming the hang) is evidence */
-  if (fd_listeners(dir, who, sizeof who, &gone) == 0 && gone) {
+  int n = fd_listeners(dir, who, sizeof who, &gone); /* (writing the trigger changes no announcement) */
+  if (n == 0 && gone) {
     fprintf(stderr, "fr-dump: %s; %s/TRIGGER left as it was\n", who, safe);
     return 1;
   }
   int rc = fd_trigger(dir, reason ? reason : "requested with fr-dump --trigger", err, sizeof err);
   if (rc == FD_TRIGGER_CREATED || rc == FD_TRIGGER_EXISTS) {
-    int n = fd_listeners(dir, who, sizeof who, &gone);
     const char *did = rc == FD_TRIGGER_CREATED ? "created" : "replaced";
     const char *earlier = rc == FD_TRIGGER_CREATED ? "" : " (an earlier request)";
     if (n > 0) {

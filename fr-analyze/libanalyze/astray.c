@@ -195,25 +195,33 @@ static const frz_record *awaited_coll(const fa_analysis *a, const fa_wait_step *
   return find(a, o->rank, &a->comms[o->comm], FRZ_KIND_COLL, o->seq, -1, 0);
 }
 
+/* The call the other side of pending p2p link l (of comm c) owes its
+ * waiter, as a record in *out: comm, kind P2P, op and direction, peer the
+ * waiter's comm rank, seq the link's. */
+static const frz_record *owed_call(const fa_comm *c, const fa_link *l, frz_record *out)
+{
+  memset(out, 0, sizeof *out);
+  out->comm_id = c->id;
+  out->kind = FRZ_KIND_P2P;
+  out->op = l->pending_dir == FRZ_DIR_SEND ? FRZ_OP_Recv : FRZ_OP_Send;
+  out->dir = l->pending_dir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
+  out->peer = comm_rank_of(c, fa_p2p_waiter(l));
+  out->seq = l->seq;
+  return out;
+}
+
 const frz_record *fa_awaited_p2p(const fa_analysis *a, const fa_wait_step *o, frz_record *out)
 {
   if (!o->p2p || o->uncertain) return NULL;
   const fa_comm *c = &a->comms[o->comm];
   const fa_link *l = pending_link(c, o->rank, o->waits_for, o->seq);
   if (!l || l->counterpart_no_dump) return NULL;
-  memset(out, 0, sizeof *out);
-  out->comm_id = c->id;
-  out->kind = FRZ_KIND_P2P;
-  out->op = l->pending_dir == FRZ_DIR_SEND ? FRZ_OP_Recv : FRZ_OP_Send; /* (what the other side owes) */
-  out->dir = l->pending_dir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
-  out->peer = comm_rank_of(c, o->rank);
-  out->seq = o->seq;
-  return out;
+  return owed_call(c, l, out);
 }
 
 /* Left out, in a cycle of any length: ranks of the cycle left out a call of
- * the collective (or the counterpart of the p2p op) the step before waits for them in (their rounds:
- * fa_round_left_out) and went on, and every other rank of the cycle kept
+ * the collective (or the counterpart of the p2p op) the step before waits
+ * for them in (their rounds: fa_round_left_out) and went on, and every other rank of the cycle kept
  * its pattern (fa_round_judge 0).  The first of them (fa_left_out_too finds
  * the others); -1 none. */
 static int32_t left_out_of_round(const fa_analysis *a, const fa_verdict *v)
@@ -373,20 +381,13 @@ int fa_p2p_left_out(const fa_analysis *a, fa_ranks *out)
       int32_t w = fa_p2p_waiter(l), g = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
       int32_t k = g >= 0 ? fa_find_rank(a, g) : -1;
       if (k < 0 || a->ranks[k].wait_comm < 0) continue; /* (it waits in NCCL elsewhere) */
-      if (judged++ >= MAJORITY_MAX) break;
-      if (fa_round_judge(a, w) != 0) continue; /* the waiter kept its rounds: it is not the one that changed */
       int dup = 0;
       for (uint32_t j = 0; j < out->n && !dup; j++) dup = out->v[j] == g;
       if (dup) continue;
-      frz_record sig; /* the call it owes the waiter */
-      memset(&sig, 0, sizeof sig);
-      sig.comm_id = c->id;
-      sig.kind = FRZ_KIND_P2P;
-      sig.op = l->pending_dir == FRZ_DIR_SEND ? FRZ_OP_Recv : FRZ_OP_Send;
-      sig.dir = l->pending_dir == FRZ_DIR_SEND ? FRZ_DIR_RECV : FRZ_DIR_SEND;
-      sig.peer = comm_rank_of(c, w);
-      sig.seq = l->seq;
-      if (fa_round_left_out(a, g, &sig) && fa_ranks_push(out, &cap, g)) return -1;
+      if (judged++ >= MAJORITY_MAX) break;
+      if (fa_round_judge(a, w) != 0) continue; /* a waiter that did not keep its rounds may be the one that changed */
+      frz_record sig;
+      if (fa_round_left_out(a, g, owed_call(c, l, &sig)) && fa_ranks_push(out, &cap, g)) return -1;
     }
   }
   fa_ranks_sort(out);
