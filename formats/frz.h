@@ -213,6 +213,19 @@ enum { FRZ_CUDA_DEVICE_UNKNOWN = 255 };
  * the units a network proxy moves; states are NCCL's numeric
  * ncclProfilerEventState_t values (SendGPUWait 8, SendPeerWait 20,
  * SendWait 9, RecvWait 10, RecvFlushWait 11, RecvGPUWait 12). */
+/* The proxy step states a progress entry's `state` holds: NCCL's
+ * ncclProfilerEventState_t values (profiler plugin v4 and v5 share them).
+ * A send's step goes SendGPUWait -> SendPeerWait -> SendWait; a receive's
+ * RecvWait -> RecvFlushWait -> RecvGPUWait. */
+enum {
+  FRZ_PROXY_SEND_GPU_WAIT = 8,   /* the sender's GPU has not produced the data */
+  FRZ_PROXY_SEND_WAIT = 9,       /* sent, waiting for the network to finish */
+  FRZ_PROXY_RECV_WAIT = 10,      /* waiting for the sender's data */
+  FRZ_PROXY_RECV_FLUSH_WAIT = 11,
+  FRZ_PROXY_RECV_GPU_WAIT = 12,  /* the receiver's GPU has not consumed the data */
+  FRZ_PROXY_SEND_PEER_WAIT = 20  /* waiting for the receiver to post a buffer */
+};
+
 typedef struct frz_proxy {
   uint64_t comm_id;
   uint64_t seq;              /* seq of the op of the latest proxy op here; UINT64_MAX unknown */

@@ -17,6 +17,16 @@
 
 #include "profiler.h"
 
+/* The dump's proxy states (frz.h) are NCCL's values, which the analysis reads
+ * without NCCL's profiler header. */
+_Static_assert((int)FRZ_PROXY_SEND_GPU_WAIT == (int)ncclProfilerProxyStepSendGPUWait &&
+                   (int)FRZ_PROXY_SEND_WAIT == (int)ncclProfilerProxyStepSendWait &&
+                   (int)FRZ_PROXY_RECV_WAIT == (int)ncclProfilerProxyStepRecvWait &&
+                   (int)FRZ_PROXY_RECV_FLUSH_WAIT == (int)ncclProfilerProxyStepRecvFlushWait &&
+                   (int)FRZ_PROXY_RECV_GPU_WAIT == (int)ncclProfilerProxyStepRecvGPUWait &&
+                   (int)FRZ_PROXY_SEND_PEER_WAIT == (int)ncclProfilerProxyStepSendPeerWait_v4,
+               "frz.h's proxy states are NCCL's ncclProfilerEventState_t values");
+
 static uint32_t link_key(int channel, int peer, int is_send) {
   return 1u + (((uint32_t)channel & 0xffu) << 23 | (is_send ? 1u : 0u) << 22 | ((uint32_t)peer & 0x3fffffu));
 }

@@ -18,6 +18,9 @@
  * (several comm ranks in one process), ranks whose process ended with an
  * op in flight, ranks that tore down a comm their peers wait in, and ranks
  * whose rounds say they left out a call others wait for (left_out_ranks).
+ * An analysis whose verdict.unexplained is not empty matches only an
+ * expected document whose verdict lists its own "unexplained" (compared as
+ * any key): an observation no fault explains never passes unnoticed.
  * Exit status: 0 match, 1 differences, 2 a file cannot be read or parsed.
  */
 #include "config.h"
@@ -300,6 +303,24 @@ static int no_waiting_roots(const cJSON *a)
   return bad;
 }
 
+/* An analysis whose verdict leaves observations unexplained
+ * (verdict.unexplained, formats/analysis-json.md) matches only an expected
+ * document that lists them (its verdict.unexplained is then compared like
+ * any other key): nothing the verdict cannot explain passes unnoticed. */
+static unsigned unexplained_unlisted(const cJSON *e, const cJSON *g)
+{
+  const cJSON *gv = cJSON_GetObjectItemCaseSensitive(g, "verdict");
+  const cJSON *u = cJSON_GetObjectItemCaseSensitive(gv, "unexplained");
+  if (!cJSON_IsArray(u) || !cJSON_GetArraySize(u)) return 0;
+  const cJSON *ev = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+  if (cJSON_GetObjectItemCaseSensitive(ev, "unexplained")) return 0;
+  char *t = cJSON_PrintUnformatted(u);
+  printf("verdict.unexplained: %d observation(s) no fault of the verdict explains, not listed in the "
+         "expected file: %.*s\n", cJSON_GetArraySize(u), SHOW_MAX, t ? t : "?");
+  free(t);
+  return 1;
+}
+
 int main(int argc, char **argv)
 {
   if (argc == 3 && strcmp(argv[1], "--no-waiting-roots") == 0) {
@@ -330,7 +351,7 @@ int main(int argc, char **argv)
   path p;
   p.len = 0;
   p.buf[0] = '\0';
-  unsigned n = compare(e, g, &p);
+  unsigned n = compare(e, g, &p) + unexplained_unlisted(e, g);
   cJSON_Delete(e);
   cJSON_Delete(g);
   return n ? 1 : 0;

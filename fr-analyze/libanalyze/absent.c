@@ -189,12 +189,75 @@ void fa_mark_unformed(fa_analysis *a)
   for (uint32_t ci = 0; ci < a->ncomms; ci++) a->comms[ci].unformed = (uint8_t)never_formed(a, &a->comms[ci]);
 }
 
+/* How many members of c no dump claims and no evidence placed. */
+static uint32_t open_members(const fa_comm *c)
+{
+  uint32_t n = 0;
+  for (int32_t r = 0; r < c->size; r++) n += c->members[r].rank < 0 && c->members[r].global_rank < 0;
+  return n;
+}
+
+/* Several comms that never formed, each with k members no evidence
+ * places, whose candidates (the ranks each may be) have exactly k ranks in
+ * common: the simplest explanation is that those k ranks never called any
+ * of the creations (one fault of k ranks, not one of some k ranks per
+ * comm), so each comm's open members are they, in comm rank order. */
+static void place_common(fa_analysis *a)
+{
+  uint32_t ncomms = 0, k = 0;
+  int32_t *common = NULL;
+  uint32_t ncommon = 0;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    uint32_t open = c->unformed ? open_members(c) : 0;
+    if (!open) continue;
+    const fa_member *m = NULL;
+    for (int32_t r = 0; r < c->size && !m; r++)
+      if (c->members[r].rank < 0 && c->members[r].global_rank < 0) m = &c->members[r];
+    if (ncomms++ && open != k) {
+      free(common);
+      return;
+    }
+    k = open;
+    if (ncomms == 1) {
+      common = malloc((m->ncand ? m->ncand : 1) * sizeof *common);
+      if (!common) return;
+      memcpy(common, m->cand, m->ncand * sizeof *common);
+      ncommon = m->ncand;
+      continue;
+    }
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < ncommon; i++)
+      if (in_set(m->cand, m->ncand, common[i])) common[keep++] = common[i];
+    ncommon = keep;
+  }
+  if (ncomms >= 2 && ncommon == k)
+    for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+      fa_comm *c = &a->comms[ci];
+      if (!c->unformed || !open_members(c)) continue;
+      uint32_t next = 0;
+      for (int32_t r = 0; r < c->size; r++) {
+        fa_member *m = &c->members[r];
+        if (m->rank >= 0 || m->global_rank >= 0) continue;
+        m->global_rank = common[next++];
+        m->global_inferred = 1;
+        m->absent = fa_find_rank(a, m->global_rank) >= 0;
+        c->nabsent += m->absent;
+        free(m->cand);
+        m->cand = NULL;
+        m->ncand = 0;
+      }
+    }
+  free(common);
+}
+
 int fa_absent_members(fa_analysis *a)
 {
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     fa_comm *c = &a->comms[ci];
     if (c->unformed && c->npresent < (uint32_t)c->size && place(a, c)) return -1;
   }
+  place_common(a);
   return 0;
 }
 

@@ -288,6 +288,15 @@ static int find_unfinished(fa_analysis *a, fa_comm *c)
   return 0;
 }
 
+/* Is record `at` of dump d one whose call was made a second or more before
+ * the dump (not one that arrived a moment ago)?  PyTorch's dumps carry no
+ * dump time: never. */
+static int called_long_ago(const frz_dump *d, const frz_record *at)
+{
+  return !d->pt && at->t_enqueue_ns && d->process.frame_time_ns >= at->t_enqueue_ns &&
+         d->process.frame_time_ns - at->t_enqueue_ns >= UINT64_C(1000000000);
+}
+
 /* Every member joined the stuck op and none completed it, but some
  * members' records of it started (their kernels run, waiting) while
  * others' never did, and those sit behind no unfinished NCCL op of their
@@ -321,9 +330,7 @@ static int find_not_started(fa_analysis *a, fa_comm *c)
       /* (a second or more before its dump: not one that arrived a moment
        * ago, whose start the recorder's poll has not seen yet; PyTorch's
        * dumps, written on a watchdog's timeout, carry no dump time) */
-      if (!d->pt && !(at->t_enqueue_ns && d->process.frame_time_ns >= at->t_enqueue_ns &&
-                      d->process.frame_time_ns - at->t_enqueue_ns >= UINT64_C(1000000000)))
-        return 0;
+      if (!d->pt && !called_long_ago(d, at)) return 0;
       idle++;
     } else {
       return 0;
@@ -338,6 +345,76 @@ static int find_not_started(fa_analysis *a, fa_comm *c)
     m->not_started = 1;
     c->nwaiting--;
     c->nunfinished++;
+  }
+  return 0;
+}
+
+/* Every member posted the stuck op but some member's host thread is still
+ * inside its NCCL call of it (record IN_CALL, called a second or more before
+ * its dump), while every other member's call returned and waits: that call
+ * never returned (stuck inside NCCL before its work reached the stream: a
+ * lock, an allocation, a connection).  A call in progress beside a member
+ * that never posted the op may wait for that one (NCCL connects to its
+ * peers inside the call): not taken then.  Unfinished, with not_returned. */
+static int find_not_returned(fa_analysis *a, fa_comm *c)
+{
+  if (!c->stuck || c->npassed || c->nlagging || c->nahead || c->nunfinished || c->nno_dump || c->nunknown ||
+      (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) || c->nwaiting < 2)
+    return 0;
+  uint32_t in_call = 0, returned = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank < 0) continue;
+    const frz_record *at = fa_member_record(a, m, c->stuck_seq);
+    if (m->state != FA_MEMBER_WAITING || !at || at->kind != FRZ_KIND_COLL) return 0;
+    const frz_dump *d = &a->frames[m->frame].dump;
+    if (at->flags & FRZ_RF_IN_CALL) {
+      if (!called_long_ago(d, at)) return 0;
+      in_call++;
+    } else {
+      returned++;
+    }
+  }
+  if (!in_call || !returned) return 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    const frz_record *at = m->rank >= 0 ? fa_member_record(a, m, c->stuck_seq) : NULL;
+    if (!at || !(at->flags & FRZ_RF_IN_CALL)) continue;
+    m->state = FA_MEMBER_UNFINISHED;
+    m->not_returned = 1;
+    c->nwaiting--;
+    c->nunfinished++;
+  }
+  return 0;
+}
+
+/* A member that read as past the stuck op only because its record there
+ * was issued on a capturing stream (FRZ_RF_GRAPH_CAPTURED: the recorder
+ * tracks no completion during a CUDA graph capture, and the analysis takes
+ * such a record as done), while other members called that op eagerly and
+ * wait in it: nothing shows that the graph was ever launched, and the
+ * others' wait says it was not (NCCL runs a captured op only when its graph
+ * is launched).  Lagging, with not_run. */
+static int find_not_run(fa_analysis *a, fa_comm *c)
+{
+  if (!c->stuck || !c->npassed || !c->nwaiting) return 0;
+  int eager_waiter = 0;
+  for (int32_t r = 0; r < c->size && !eager_waiter; r++) {
+    const fa_member *m = &c->members[r];
+    const frz_record *at = m->rank >= 0 ? fa_member_record(a, m, c->stuck_seq) : NULL;
+    eager_waiter = m->state == FA_MEMBER_WAITING && at && !(at->flags & FRZ_RF_GRAPH_CAPTURED);
+  }
+  if (!eager_waiter) return 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    fa_member *m = &c->members[r];
+    if (m->rank < 0 || m->state != FA_MEMBER_PASSED) continue;
+    const frz_record *at = fa_member_record(a, m, c->stuck_seq);
+    if (!at || !(at->flags & FRZ_RF_GRAPH_CAPTURED) || at->state == FRZ_STATE_COMPLETED) continue;
+    m->state = FA_MEMBER_LAGGING;
+    m->not_run = 1;
+    m->last_enqueued = m->last_completed = (int64_t)c->stuck_seq - 1;
+    c->npassed--;
+    c->nlagging++;
   }
   return 0;
 }
@@ -841,8 +918,8 @@ static void comm_rules(void *ctx, uint32_t i)
 {
   run_ctx *r = ctx;
   fa_comm *c = &r->a->comms[i];
-  if (fa_align_comm(r->a, c) || fa_mismatch_comm(r->a, c) || find_unfinished(r->a, c) ||
-      find_not_started(r->a, c) ||
+  if (fa_align_comm(r->a, c) || find_not_run(r->a, c) || fa_mismatch_comm(r->a, c) ||
+      find_unfinished(r->a, c) || find_not_returned(r->a, c) || find_not_started(r->a, c) ||
       fa_p2p_comm(r->a, c) ||
       fa_proxy_data_stopped(r->a, c) || fa_proxy_links(r->a, c) || fa_ring_links(r->a, c))
     atomic_store(&r->failed, 1);

@@ -130,6 +130,15 @@ typedef struct fa_member {
                               RecvWait for it on a channel where the member that sends to it
                               completed the op (proxy progress; links.c); said, not blamed */
   int32_t stopped_waiter, stopped_sender; /* with data_stopped: the global ranks of those two */
+  int64_t failed_seq;      /* its own call at this seq returned an error and launched nothing (its
+                              creation, seq 0, when the comm's init failed: FRZ_CF_INIT_FAILED; or a
+                              collective): it never took part from there on; -1 none */
+  int32_t failed_result;   /* with failed_seq: the ncclResult_t that call returned */
+  uint8_t not_returned;    /* unfinished: its host thread never returned from its NCCL call of the
+                              stuck op (record still IN_CALL) while every other member posted it */
+  uint8_t not_run;         /* lagging: its record of the stuck op was issued on a capturing stream
+                              (FRZ_RF_GRAPH_CAPTURED) and nothing shows the graph ran, while other
+                              members called it eagerly and wait in it */
   int32_t *cand;           /* comm rank of a comm that never formed, claimed by no dump, whose
                               rank the evidence does not fix: the global ranks it may be (each
                               dumped without a record of the comm, or left no dump), sorted */
@@ -142,7 +151,9 @@ enum {
   FA_FIELD_COUNT = 1u << 1,
   FA_FIELD_DTYPE = 1u << 2,
   FA_FIELD_REDOP = 1u << 3,
-  FA_FIELD_ROOT = 1u << 4
+  FA_FIELD_ROOT = 1u << 4,
+  FA_FIELD_ALGO = 1u << 5,   /* NCCL's algorithm (profiler), where every member's is known */
+  FA_FIELD_PROTO = 1u << 6   /* NCCL's protocol, likewise */
 };
 
 /* The signature compared at each seq. */
@@ -151,6 +162,7 @@ typedef struct fa_sig {
   int32_t root;         /* comm rank, -1 none */
   uint16_t op;
   uint8_t dtype, redop;
+  uint8_t algo, proto;  /* FRZ_ALGO_* / FRZ_PROTO_*; 255 unknown (or not known for every member) */
   /* PyTorch dumps only (0, 255, NULL otherwise) */
   uint64_t out_count;   /* elements of the outputs */
   uint8_t out_dtype;
@@ -315,6 +327,62 @@ typedef struct fa_root {
                             FA_MEMBER_IDLE: a p2p op it never posted */
 } fa_root;
 
+/* ---- the verdict as an explanation ------------------------------------------ */
+
+/* An abnormal fact found in the dumps (explain.c): what the verdict must
+ * explain.  fr-analyze(1), "THE MODEL", lists them. */
+typedef enum {
+  FA_OBS_WAITING = 0,    /* rank posted comm's stuck op (or a later one) and waits in it */
+  FA_OBS_NOT_POSTED,     /* rank never posted the op the other members wait in */
+  FA_OBS_UNFINISHED,     /* rank posted it, and its own part never finished (device side) */
+  FA_OBS_NOT_RETURNED,   /* rank's NCCL call of the op never returned */
+  FA_OBS_CALL_FAILED,    /* rank's creation of the comm, or its call, returned an error */
+  FA_OBS_NOT_RUN,        /* rank's record was captured into a graph never launched, or issued
+                            in a group never ended */
+  FA_OBS_NO_DUMP,        /* a member the waits end at left no dump (rank may be -1: unknown) */
+  FA_OBS_ENDED,          /* rank's process ended, or it tore the comm down, with the op in flight */
+  FA_OBS_AHEAD,          /* rank went on alone past where every other member is done */
+  FA_OBS_ARGS_DIFFER,    /* the members of comm called seq with different arguments (rank -1) */
+  FA_OBS_P2P_UNMATCHED,  /* rank's send or receive waits for a counterpart peer never posted */
+  FA_OBS_LINK_STOPPED,   /* proxy progress: rank's link to peer stopped moving data */
+  FA_OBS_ALL_JOINED,     /* every member of comm posted seq and none completed it (rank -1) */
+  FA_OBS_NKINDS
+} fa_obs_kind;
+
+/* A fault of the catalogue (explain.c; fr-analyze(1), "FAULTS"). */
+typedef enum {
+  FA_FAULT_STOPPED = 0,  /* a rank stopped outside NCCL before an op */
+  FA_FAULT_LEFT_OUT,     /* a rank left a call out and went on */
+  FA_FAULT_EXTRA,        /* a rank made calls the others did not (it went on alone) */
+  FA_FAULT_OTHER_ARGS,   /* a call with other arguments (op, count, type, root, peer, split sizes) */
+  FA_FAULT_CONFIG_SPLIT, /* members ran one op with another algorithm or protocol */
+  FA_FAULT_NOT_RETURNED, /* a call that never returned */
+  FA_FAULT_INIT_FAILED,  /* an init, or a call, that failed on a rank */
+  FA_FAULT_NOT_LAUNCHED, /* a captured graph never launched, or a group never ended */
+  FA_FAULT_GONE,         /* a process gone: dead, exited, torn its comm down, or no dump */
+  FA_FAULT_DEVICE,       /* a rank's own device side stalled (a kernel that never ends, an error) */
+  FA_FAULT_LINK,         /* every member joined, nothing moved: a link or the device side (no rank) */
+  FA_FAULT_ORDER,        /* calls of several comms in another order on different ranks: a deadlock */
+  FA_FAULT_LATE,         /* a rank entered the op after the others had given up on it */
+  FA_FAULT_NKINDS
+} fa_fault_kind;
+
+typedef struct fa_fault {
+  fa_fault_kind kind;
+  int32_t rank;          /* global rank; -1 a fault of no one rank (LINK, a split without culprit) */
+  int32_t comm;          /* index into fa_analysis.comms; -1 unknown */
+  uint64_t seq;
+} fa_fault;
+
+typedef struct fa_obs {
+  fa_obs_kind kind;
+  int32_t rank;          /* global rank; -1 none (a fact of the comm) or unknown */
+  int32_t comm;          /* index into fa_analysis.comms; -1 */
+  uint64_t seq;          /* collective seq, or p2p seq for P2P_UNMATCHED */
+  int32_t peer;          /* the other side (P2P_UNMATCHED, LINK_STOPPED); -1 */
+  int32_t by;            /* index into verdict.faults of a fault that explains it; -1 unexplained */
+} fa_obs;
+
 typedef struct fa_verdict {
   fa_status status;
   char *summary;             /* one sentence */
@@ -343,6 +411,11 @@ typedef struct fa_verdict {
                                   (fa_rounds_changed_most, once): the rounds blame nobody */
   uint8_t changed_most;      /* ... and one rank of the cycle would have been said to change:
                                 the summary says the job changed instead */
+  int32_t p2p_hub;           /* the one rank that every p2p transfer without a counterpart of comm
+                                p2p_hub_comm touches, where the other ends reached that round
+                                (splits.c): its calls disagree with its peers'; a root cause in
+                                their place; -1 none */
+  int32_t p2p_hub_comm;
   fa_ranks left_out_too;     /* beside astray: ranks that left out a call of another stuck op the
                                 same way (their rounds say so), root causes too */
   fa_ranks late;             /* entered the stuck op only after the members in late_left had
@@ -354,6 +427,12 @@ typedef struct fa_verdict {
   int32_t *shared;           /* comms (indexes, instance 0) whose id several groups of ranks claim:
                                 one unique id used to create several comms; a finding */
   uint32_t nshared;
+  fa_fault *faults;          /* the faults of the verdict (root causes by kind, and faults of no
+                                one rank), in the order of root_cause */
+  uint32_t nfaults;
+  fa_obs *obs;               /* every observation, with the fault that explains it */
+  uint32_t nobs;
+  uint32_t nunexplained;     /* observations no fault of the verdict explains */
   fa_ranks progressed;       /* ranks whose later frames show progress */
   uint8_t frames_progress;   /* several frames, and every rank with several progressed */
 } fa_verdict;
@@ -478,6 +557,8 @@ char *fa_report_json(const fa_analysis *a);
 /* ---- accessors (also for fr-tui) ------------------------------------------ */
 
 const char *fa_status_name(fa_status s);        /* "hang", ... */
+const char *fa_obs_kind_name(fa_obs_kind k);    /* "waiting", "not-posted", ... */
+const char *fa_fault_kind_name(fa_fault_kind k); /* "stopped", "left-out", ... */
 const char *fa_member_state_name(fa_member_state s); /* "waiting", ... */
 
 /* A link's ends as the reports write them, arrow between them: "3->4"

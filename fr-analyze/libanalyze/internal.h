@@ -55,6 +55,13 @@ int fa_round_left_out(const fa_analysis *a, int32_t g, const frz_record *sig);
  * or one whose pending link is not found or whose counterpart left no dump. */
 const frz_record *fa_awaited_p2p(const fa_analysis *a, const fa_wait_step *o, frz_record *out);
 
+/* ---- p2p transfers that all touch one rank (splits.c) ---- */
+/* The one rank (global) that every p2p transfer of c without a counterpart
+ * touches, where there are two or more such transfers between ranks that
+ * both reached that round of the exchange; the ranks on their other ends
+ * into *others (sorted).  -1 none, -2 out of memory. */
+int32_t fa_p2p_hub(const fa_analysis *a, const fa_comm *c, fa_ranks *others);
+
 /* ---- waits outside NCCL (outside.c) ---- */
 /* The frame of rank g's most relevant thread (its latest dump, not one
  * taken as it ended) that says it waits for another rank outside NCCL (a
@@ -94,12 +101,15 @@ char *fa_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *fa_hex(uint64_t id, char *buf);
 
 /* Number of FA_FIELD_* bits, and the name of bit i ("op", "count", ...). */
-#define FA_NFIELDS 5
+#define FA_NFIELDS 7
 const char *fa_field_name(unsigned i);
 
 /* "AllReduce(1048576 x float32, sum)", "Broadcast(4096 x float32, root 0)";
  * lifecycle ops by name only. */
 char *fa_sig_text(const fa_sig *s, char *buf, size_t len);
+/* fa_sig_text, and where `fields` (FA_FIELD_*) hold the algorithm or the
+ * protocol, how NCCL ran it: "AllReduce(...) as Ring/Simple". */
+char *fa_sig_text_fields(const fa_sig *s, unsigned fields, char *buf, size_t len);
 
 /* Threads for parallel work: FR_ANALYZE_THREADS when set (1..64), else the
  * CPUs this process may run on. */
@@ -242,6 +252,20 @@ int fa_wgraph_cycle(const fa_analysis *a, const fa_wgraph *g, fa_wait_step **out
 /* The global ranks that wait for good (every wait of theirs leads into a
  * cycle, whatever the uncertain comm ranks are), sorted.  0 or -1. */
 int fa_wgraph_stuck(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out);
+
+/* The graph's nodes: the ranks (indexes into a->ranks), one hub per comm
+ * (a->nranks + comm index: "the members its waiting side waits for"), then
+ * one node for counterparts without a dump. */
+uint32_t fa_wgraph_nodes(const fa_wgraph *g);
+/* label_out[v] = the label of the nearest node t with label_in[t] >= 0
+ * that v reaches along the waits (t itself included), -1 none; both arrays
+ * of fa_wgraph_nodes(g) entries.  0 or -1. */
+int fa_wgraph_reaching(const fa_wgraph *g, const int32_t *label_in, int32_t *label_out);
+
+/* The verdict as an explanation (explain.c): the observations, the faults
+ * of the verdict and which fault explains which observation, once the
+ * verdict's root causes are final.  0 or -1. */
+int fa_explain(fa_analysis *a);
 
 /* Is op a comm teardown (CommDestroy, CommFinalize, CommAbort)? */
 static inline int fa_is_teardown(unsigned op)

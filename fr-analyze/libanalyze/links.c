@@ -21,12 +21,6 @@
 #include <string.h>
 
 #include "internal.h"
-#define FR_PROFILER_TABLES_ONLY
-#include "fr_profiler.h"
-
-/* NCCL's state values, as FA_ncclProfiler... constants. */
-#define FA_STATE_(name, value) FA_##name = (value),
-enum { FR_PROFILER_STATES(FA_STATE_) };
 
 /* One end's accusation of a link, in comm ranks. */
 typedef struct accuse {
@@ -90,11 +84,11 @@ static int collect(fa_analysis *a, fa_comm *c, accuse **s, uint32_t *ns, accuse 
         continue;
       uint64_t ft = f->dump.process.frame_time_ns;
       accuse e = {0, 0, x->channel, x->state, ft > x->t_last_ns && x->t_last_ns ? ft - x->t_last_ns : 0};
-      if (x->dir == FRZ_DIR_SEND && (x->state == FA_ncclProfilerProxyStepSendPeerWait_v4 ||
-                                     x->state == FA_ncclProfilerProxyStepSendWait)) {
+      if (x->dir == FRZ_DIR_SEND && (x->state == FRZ_PROXY_SEND_PEER_WAIT ||
+                                     x->state == FRZ_PROXY_SEND_WAIT)) {
         e.src = m, e.dst = x->peer;
         if (push(s, ns, &caps, &e)) return -1;
-      } else if (x->dir == FRZ_DIR_RECV && x->state == FA_ncclProfilerProxyStepRecvWait) {
+      } else if (x->dir == FRZ_DIR_RECV && x->state == FRZ_PROXY_RECV_WAIT) {
         e.src = x->peer, e.dst = m;
         if (push(r, nr, &capr, &e)) return -1;
       }
@@ -159,7 +153,7 @@ int fa_proxy_data_stopped(fa_analysis *a, fa_comm *c)
     for (uint64_t i = 0; i < f->dump.nproxy; i++) {
       const frz_proxy *x = &f->dump.proxy[i];
       if (x->comm_id != c->id || (x->rank >= 0 && x->rank != w) || x->seq != c->stuck_seq ||
-          x->kind != FRZ_KIND_COLL || x->dir != FRZ_DIR_RECV || x->state != FA_ncclProfilerProxyStepRecvWait ||
+          x->kind != FRZ_KIND_COLL || x->dir != FRZ_DIR_RECV || x->state != FRZ_PROXY_RECV_WAIT ||
           x->steps_posted <= x->steps_done || x->peer < 0 || x->peer >= c->size || x->peer == w)
         continue;
       fa_member *m = &c->members[x->peer];

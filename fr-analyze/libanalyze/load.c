@@ -25,6 +25,7 @@ fa_analysis *fa_new(void)
   a->verdict.mismatch_comm = -1;
   a->verdict.astray = -1;
   a->verdict.changed = -1;
+  a->verdict.p2p_hub = a->verdict.p2p_hub_comm = -1;
   a->verdict.status = FA_STATUS_INCONCLUSIVE;
   return a;
 }
@@ -72,6 +73,8 @@ void fa_free(fa_analysis *a)
   fa_ranks_free(&v->outside);
   fa_ranks_free(&v->late_left);
   free(v->roots);
+  free(v->faults);
+  free(v->obs);
   fa_ranks_free(&v->root_cause);
   fa_ranks_free(&v->ahead);
   free(v->links);

@@ -55,6 +55,7 @@ static fa_sig pt_sig_of(const frz_record *r, const frz_pt_info *pt, uint64_t i, 
   const frz_pt_record *p = &pt->records[i];
   fa_sig s;
   memset(&s, 0, sizeof s);
+  s.algo = s.proto = 255;
   s.op = r->op;
   s.name = p->name < pt->nnames ? pt->names[p->name] : NULL;
   s.root = -1;
@@ -87,6 +88,7 @@ static fa_sig sig_of(const frz_record *r, const frz_dump *d, name_memo *nm)
   if (d->pt) return pt_sig_of(r, d->pt, (uint64_t)(r - d->records), nm);
   fa_sig s;
   memset(&s, 0, sizeof s);
+  s.algo = s.proto = 255;
   s.op = r->op;
   s.out_dtype = 255;
   unsigned kind = r->kind != FRZ_KIND_NONE ? r->kind : (unsigned)frz_op_kind(r->op);
@@ -99,6 +101,8 @@ static fa_sig sig_of(const frz_record *r, const frz_dump *d, name_memo *nm)
   s.root = r->peer;
   s.dtype = r->dtype;
   s.redop = r->redop;
+  s.algo = r->algo;
+  s.proto = r->proto;
   return s;
 }
 
@@ -128,6 +132,8 @@ static unsigned sig_diff(const fa_sig *a, const fa_sig *b)
   if (a->dtype != b->dtype || a->out_dtype != b->out_dtype) f |= FA_FIELD_DTYPE;
   if (a->redop != b->redop) f |= FA_FIELD_REDOP;
   if (a->root != b->root) f |= FA_FIELD_ROOT;
+  if (a->algo != b->algo) f |= FA_FIELD_ALGO;
+  if (a->proto != b->proto) f |= FA_FIELD_PROTO;
   return f;
 }
 
@@ -142,6 +148,8 @@ static int sig_cmp(const fa_sig *a, const fa_sig *b)
   if (a->out_dtype != b->out_dtype) return a->out_dtype < b->out_dtype ? -1 : 1;
   if (a->redop != b->redop) return a->redop < b->redop ? -1 : 1;
   if (a->root != b->root) return a->root < b->root ? -1 : 1;
+  if (a->algo != b->algo) return a->algo < b->algo ? -1 : 1;
+  if (a->proto != b->proto) return a->proto < b->proto ? -1 : 1;
   return 0;
 }
 
@@ -164,12 +172,16 @@ typedef struct at_seq {
 /* Parts of a signature a record may not give: a PyTorch entry without the
  * field (an older version, a damaged dump), or a type of a tensor without
  * elements.  A part unknown for some member is compared for none. */
-enum { HAVE_IN = 1, HAVE_OUT = 2, HAVE_IN_DTYPE = 4, HAVE_OUT_DTYPE = 8, HAVE_ALL = 15 };
+enum { HAVE_IN = 1, HAVE_OUT = 2, HAVE_IN_DTYPE = 4, HAVE_OUT_DTYPE = 8, HAVE_ALGO = 16, HAVE_PROTO = 32,
+       HAVE_ALL = 63 };
 
 /* What record r of dump d gives of its signature. */
 static uint8_t have_of(const frz_record *r, const frz_dump *d)
 {
-  if (!d->pt) return HAVE_ALL;
+  /* NCCL's algorithm and protocol: known where its profiler described the op */
+  if (!d->pt)
+    return (uint8_t)(HAVE_IN | HAVE_OUT | HAVE_IN_DTYPE | HAVE_OUT_DTYPE |
+                     (r->algo != FRZ_ALGO_UNKNOWN ? HAVE_ALGO : 0) | (r->proto != FRZ_PROTO_UNKNOWN ? HAVE_PROTO : 0));
   const frz_pt_record *p = &d->pt->records[r - d->records];
   uint8_t h = 0;
   if (p->fields & FRZ_PT_HAS_IN_SIZES) h |= HAVE_IN;
@@ -192,6 +204,8 @@ static void common_parts(at_seq *at, uint32_t n)
     if (!(common & HAVE_OUT)) s->out_count = 0;
     if (!(common & HAVE_IN_DTYPE)) s->dtype = 255;
     if (!(common & HAVE_OUT_DTYPE)) s->out_dtype = 255;
+    if (!(common & HAVE_ALGO)) s->algo = 255;
+    if (!(common & HAVE_PROTO)) s->proto = 255;
   }
 }
 
@@ -321,7 +335,7 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c)
         } else { /* fewer ops in this member's coalesced group */
           memset(&sg, 0, sizeof sg);
           sg.root = -1;
-          sg.dtype = sg.redop = sg.out_dtype = 255;
+          sg.dtype = sg.redop = sg.out_dtype = sg.algo = sg.proto = 255;
           sg.name = "nothing";
         }
         at[n++] = (at_seq){sg, q->comm_rank, done, have};

@@ -451,6 +451,41 @@ static void past_untracked(const fa_frame *f, const fa_slice *sl, int64_t *lc, i
   if (k == sl->len && run >= 0) *unknown_from = run;
 }
 
+/* A call of the member's own that returned an error, where nothing before
+ * broke the comm: its creation (the comm's init failed, FRZ_CF_INIT_FAILED),
+ * or a collective whose call failed.  NCCL launches nothing for a call that
+ * returns an error, and a failed init leaves no usable comm (every later
+ * call on it fails too), so the member took no part from that seq on, even
+ * though the recorder counts a failed record as done.  A comm torn down,
+ * aborted, revoked or reporting an async error explains its later failures
+ * (a reaction, not a cause): those are not taken.  Sets failed_seq and
+ * failed_result, and lowers the counters below failed_seq. */
+static void own_failure(const fa_frame *f, const frz_comm *fc, const fa_slice *sl, fa_member *m)
+{
+  int64_t seq = -1;
+  int32_t result = 0;
+  if (fc->flags & FRZ_CF_INIT_FAILED) {
+    seq = 0;
+    const frz_record *r0 = sl->len ? &f->dump.records[f->idx[sl->start]] : NULL;
+    result = r0 && r0->seq == 0 && r0->state == FRZ_STATE_FAILED ? r0->result : 0;
+  } else if (!(fc->flags & (FRZ_CF_ABORTED | FRZ_CF_ASYNC_ERROR | FRZ_CF_REVOKED | FRZ_CF_DESTROYED |
+                            FRZ_CF_FINALIZED)) && !f->dump.pt) {
+    for (uint32_t k = 0; k < sl->len && seq < 0; k++) {
+      const frz_record *r = &f->dump.records[f->idx[sl->start + k]];
+      if (r->state != FRZ_STATE_FAILED || r->result <= 0 || (r->flags & FRZ_RF_ABORTED) ||
+          r->seq > (uint64_t)FA_SEQ_MAX || rec_kind(&f->dump, r) != FRZ_KIND_COLL)
+        continue;
+      seq = (int64_t)r->seq;
+      result = r->result;
+    }
+  }
+  if (seq < 0) return;
+  m->failed_seq = seq;
+  m->failed_result = result;
+  if (m->last_enqueued > seq - 1) m->last_enqueued = seq - 1;
+  if (m->last_completed > seq - 1) m->last_completed = seq - 1;
+}
+
 /* A member's counters, from its comm entry and its retained records. */
 static void fill_member(const fa_analysis *a, fa_member *m)
 {
@@ -501,6 +536,7 @@ static void fill_member(const fa_analysis *a, fa_member *m)
       }
     }
   }
+  own_failure(f, fc, sl, m);
   if (m->last_completed > m->last_enqueued) m->last_completed = m->last_enqueued;
 }
 
@@ -594,6 +630,7 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     m->comm_rank = r;
     m->global_rank = m->rank = m->frame = m->entry = -1;
     m->first_retained = m->last_enqueued = m->last_completed = m->unknown_from = -1;
+    m->failed_seq = -1;
     m->state = FA_MEMBER_NO_DUMP;
   }
   for (uint32_t i = 0; i < n; i++) {

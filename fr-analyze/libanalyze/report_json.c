@@ -220,6 +220,10 @@ static cJSON *mismatch_obj(jctx *j, const fa_comm *c, int with_comm)
     add(j, go, "dtype", g->sig.dtype == 255 ? chk(j, cJSON_CreateNull()) : str(j, frz_dtype_name(g->sig.dtype)));
     add(j, go, "redop", g->sig.redop == 255 ? chk(j, cJSON_CreateNull()) : str(j, frz_redop_name(g->sig.redop)));
     add(j, go, "root", opt(j, fa_global_of(c, g->sig.root)));
+    if (mm->fields & (FA_FIELD_ALGO | FA_FIELD_PROTO)) {
+      add(j, go, "algorithm", g->sig.algo == 255 ? chk(j, cJSON_CreateNull()) : str(j, frz_algo_name(g->sig.algo)));
+      add(j, go, "protocol", g->sig.proto == 255 ? chk(j, cJSON_CreateNull()) : str(j, frz_proto_name(g->sig.proto)));
+    }
     add(j, go, "completed", chk(j, cJSON_CreateBool(g->completed)));
     push(j, groups, go);
   }
@@ -310,6 +314,43 @@ static cJSON *roots_arr(jctx *j)
   return arr;
 }
 
+/* {"kind", "rank", "comm", "seq"} of a fault of the verdict */
+static cJSON *faults_arr(jctx *j)
+{
+  const fa_verdict *v = &j->a->verdict;
+  cJSON *arr = chk(j, cJSON_CreateArray());
+  for (uint32_t i = 0; arr && i < v->nfaults; i++) {
+    const fa_fault *f = &v->faults[i];
+    cJSON *o = chk(j, cJSON_CreateObject());
+    add(j, o, "kind", str(j, fa_fault_kind_name(f->kind)));
+    add(j, o, "rank", opt(j, f->rank));
+    add(j, o, "comm", f->comm >= 0 ? hex(j, j->a->comms[f->comm].id) : chk(j, cJSON_CreateNull()));
+    add(j, o, "seq", f->comm >= 0 ? num(j, (double)f->seq) : chk(j, cJSON_CreateNull()));
+    push(j, arr, o);
+  }
+  return arr;
+}
+
+/* The observations no fault of the verdict explains: {"kind", "rank",
+ * "comm", "seq", "peer"} */
+static cJSON *unexplained_arr(jctx *j)
+{
+  const fa_verdict *v = &j->a->verdict;
+  cJSON *arr = chk(j, cJSON_CreateArray());
+  for (uint32_t i = 0; arr && i < v->nobs; i++) {
+    const fa_obs *b = &v->obs[i];
+    if (b->by >= 0) continue;
+    cJSON *o = chk(j, cJSON_CreateObject());
+    add(j, o, "kind", str(j, fa_obs_kind_name(b->kind)));
+    add(j, o, "rank", opt(j, b->rank));
+    add(j, o, "comm", b->comm >= 0 ? hex(j, j->a->comms[b->comm].id) : chk(j, cJSON_CreateNull()));
+    add(j, o, "seq", b->comm >= 0 ? num(j, (double)b->seq) : chk(j, cJSON_CreateNull()));
+    add(j, o, "peer", opt(j, b->peer));
+    push(j, arr, o);
+  }
+  return arr;
+}
+
 /* [{"comm": id, "groups": [[ranks], ...]}] for each id several groups made a comm of */
 static cJSON *shared_arr(jctx *j)
 {
@@ -352,6 +393,9 @@ static cJSON *verdict_obj(jctx *j)
   add(j, o, "ahead_ranks", ranks(j, &v->ahead));
   add(j, o, "late_ranks", ranks(j, &v->late));
   add(j, o, "left_out_ranks", ranks(j, &v->left_out_too));
+  add(j, o, "faults", faults_arr(j));
+  add(j, o, "observations", num(j, v->nobs));
+  add(j, o, "unexplained", unexplained_arr(j));
   add(j, o, "all_joined", chk(j, cJSON_CreateBool(v->all_joined)));
   add(j, o, "last_completed",
       c && fa_shown_completed(c) >= 0 ? op_ref(j, c, (uint64_t)c->last_completed, 1)

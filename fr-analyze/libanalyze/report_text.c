@@ -214,7 +214,7 @@ static int mismatch_text(FILE *o, const fa_comm *c, const char *indent)
     fa_ranks_sort(&r);
     char sig[160];
     fprintf(o, "%s%s %s: %s", indent, r.n == 1 ? "rank " : "ranks", rset(&r, buf),
-            fa_sig_text(&g->sig, sig, sizeof sig));
+            fa_sig_text_fields(&g->sig, mm->fields, sig, sizeof sig));
     fprintf(o, "%s%s\n", g->completed ? " done" : "",
             (int32_t)i == mm->culprit ? " <- culprit" : "");
     fa_ranks_free(&r);
@@ -319,6 +319,26 @@ static void stragglers_line(FILE *o, const fa_verdict *v)
   fputc('\n', o);
 }
 
+/* "  unexplained: waiting of rank 3 in seq 5 on comm X; ..." (the first few) */
+static void unexplained_text(FILE *o, const fa_analysis *a)
+{
+  const fa_verdict *v = &a->verdict;
+  fprintf(o, "  unexplained:    %u observation%s that no fault of this verdict explains\n", v->nunexplained,
+          v->nunexplained == 1 ? "" : "s");
+  uint32_t shown = 0;
+  for (uint32_t i = 0; i < v->nobs && shown < 4; i++) {
+    const fa_obs *b = &v->obs[i];
+    if (b->by >= 0) continue;
+    char hex[17], who[32] = "", peer[32] = "";
+    if (b->rank >= 0) snprintf(who, sizeof who, " of rank %d", b->rank);
+    if (b->peer >= 0) snprintf(peer, sizeof peer, " with rank %d", b->peer);
+    fprintf(o, "                  %s%s%s, seq %llu on comm %s\n", fa_obs_kind_name(b->kind), who, peer,
+            (unsigned long long)b->seq, b->comm >= 0 ? fa_hex(a->comms[b->comm].id, hex) : "?");
+    shown++;
+  }
+  if (v->nunexplained > shown) fprintf(o, "                  and %u more (--json)\n", v->nunexplained - shown);
+}
+
 static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
 {
   const fa_verdict *v = &a->verdict;
@@ -326,6 +346,7 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
   if (opt->color) fprintf(o, "verdict: %s%s\033[0m\n", status_color(v->status), fa_status_name(v->status));
   else fprintf(o, "verdict: %s\n", fa_status_name(v->status));
   wrapped(o, fa_sanitize(v->summary ? v->summary : "", safe, sizeof safe), 2);
+  if (v->nunexplained) unexplained_text(o, a);
   if (v->status == FA_STATUS_HEALTHY || v->status == FA_STATUS_INCONCLUSIVE) {
     data_line(o, a);
     return 0;

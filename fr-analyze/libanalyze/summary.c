@@ -88,6 +88,13 @@ static int lagging_behind(const fa_comm *c)
 }
 
 /* Was an unfinished member of c one whose op never started? */
+static int not_returned_any(const fa_comm *c)
+{
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].not_returned) return 1;
+  return 0;
+}
+
 static int not_started_any(const fa_comm *c)
 {
   for (int32_t r = 0; r < c->size; r++)
@@ -136,7 +143,7 @@ static int say_mismatch(const fa_analysis *a, sbuf *b)
     const fa_group *g = &mm->groups[mm->culprit];
     if (group_ranks(c, g, &gr)) return -1;
     sb_printf(b, "%s %s %s while ", ranks_phrase(&gr, rp, sizeof rp), gr.n == 1 ? "calls" : "call",
-              fa_sig_text(&g->sig, sp, sizeof sp));
+              fa_sig_text_fields(&g->sig, mm->fields, sp, sizeof sp));
     fa_ranks_free(&gr);
     uint32_t shown = 0;
     for (uint32_t i = 0; i < mm->ngroups; i++) {
@@ -147,7 +154,7 @@ static int say_mismatch(const fa_analysis *a, sbuf *b)
       }
       if (group_ranks(c, &mm->groups[i], &gr)) return -1;
       sb_printf(b, "%s%s %s %s", shown ? ", " : "", ranks_phrase(&gr, rp, sizeof rp),
-                gr.n == 1 ? "calls" : "call", fa_sig_text(&mm->groups[i].sig, sp, sizeof sp));
+                gr.n == 1 ? "calls" : "call", fa_sig_text_fields(&mm->groups[i].sig, mm->fields, sp, sizeof sp));
       fa_ranks_free(&gr);
       shown++;
     }
@@ -160,12 +167,55 @@ static int say_mismatch(const fa_analysis *a, sbuf *b)
       fa_ranks gr;
       if (group_ranks(c, &mm->groups[i], &gr)) return -1;
       sb_printf(b, "%s%s %s %s", i ? ", " : "", ranks_phrase(&gr, rp, sizeof rp),
-                gr.n == 1 ? "calls" : "call", fa_sig_text(&mm->groups[i].sig, sp, sizeof sp));
+                gr.n == 1 ? "calls" : "call", fa_sig_text_fields(&mm->groups[i].sig, mm->fields, sp, sizeof sp));
       fa_ranks_free(&gr);
     }
     sb_printf(b, "; no single culprit");
   }
   return 0;
+}
+
+/* Do all of c's lagging members carry `flag` of how they lag: 1 their own
+ * call failed (failed_seq at or before the stuck seq), 2 their record of
+ * the stuck op was captured into a graph that never ran (not_run), 3 they
+ * issued it in a group whose ncclGroupEnd never came (FRZ_RF_GROUP_OPEN)? */
+static int lagging_how(const fa_analysis *a, const fa_comm *c, int flag)
+{
+  uint32_t n = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_LAGGING) continue;
+    if (flag == 1 && !(m->failed_seq >= 0 && (uint64_t)m->failed_seq <= c->stuck_seq)) return 0;
+    if (flag == 2 && !m->not_run) return 0;
+    const frz_record *at = flag == 3 ? fa_member_record(a, m, c->stuck_seq) : NULL;
+    if (flag == 3 && (!at || !(at->flags & FRZ_RF_GROUP_OPEN))) return 0;
+    n++;
+  }
+  return n > 0;
+}
+
+/* "rank 3's CommInitRank on comm X failed (ncclSystemError) and launched
+ * nothing": the first lagging member whose own call failed. */
+static void say_failed_call(const fa_analysis *a, const fa_comm *c, const fa_ranks *lag, sbuf *b)
+{
+  char hex[200], p1[200], res[32], nm[FRZ_PT_NAME_MAX];
+  fa_comm_label(c, hex, sizeof hex);
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_LAGGING || m->failed_seq < 0) continue;
+    const frz_record *rec = fa_member_record(a, m, (uint64_t)m->failed_seq);
+    const frz_dump *d = &a->frames[m->frame].dump;
+    const char *op = rec ? fa_sanitize(fa_record_op_name(d, rec), nm, sizeof nm) : "creation";
+    nccl_result_phrase(m->failed_result, res, sizeof res);
+    if (m->failed_seq == 0)
+      sb_printf(b, "%s on comm %s failed on %s (%s), so %s never took part in the comm", op, hex,
+                ranks_phrase(lag, p1, sizeof p1), m->failed_result > 0 ? res : "an error",
+                lag->n == 1 ? "it" : "they");
+    else
+      sb_printf(b, "%s seq %lld on comm %s failed on %s (%s) and launched nothing", op, (long long)m->failed_seq,
+                hex, ranks_phrase(lag, p1, sizeof p1), res);
+    return;
+  }
 }
 
 /* "; rank 1 had exited (its last dump was written at exit)" when ranks of r
@@ -336,7 +386,7 @@ static int say_other_roots(const fa_analysis *a, sbuf *b)
   for (uint32_t i = 0; i < v->root_cause.n; i++) {
     int32_t g = v->root_cause.v[i];
     if (has_rank(&v->lagging, g) || has_rank(&v->unfinished, g) || has_rank(&v->ahead, g) || has_rank(&v->late, g) ||
-        mismatch_culprit(a, g) || (!v->cycle && has_rank(&v->left_out_too, g)))
+        mismatch_culprit(a, g) || (g == v->p2p_hub && v->p2p_hub_comm == v->comm) || (!v->cycle && has_rank(&v->left_out_too, g)))
       continue;
     if (fa_ranks_push(&more, &cap, g)) {
       fa_ranks_free(&more);
@@ -363,7 +413,22 @@ static int say_hang(const fa_analysis *a, sbuf *b)
   fa_ranks w = {NULL, 0}, o = {NULL, 0};
   int rc = -1;
   if (c->stuck) op_phrase(a, c, c->stuck_seq, op, sizeof op);
-  if (joined_link(c) && !v->lagging.n && !v->unfinished.n) {
+  if (v->p2p_hub >= 0 && v->p2p_hub_comm == v->comm) {
+    /* transfers without a counterpart that all touch one rank (splits.c) */
+    uint32_t cap = 0, nl = 0;
+    for (uint32_t i = 0; i < c->nlinks; i++)
+      if (c->links[i].p2p && !c->links[i].joined) {
+        nl++;
+        int32_t wr = fa_p2p_waiter(&c->links[i]);
+        if (wr >= 0 && wr != v->p2p_hub && !has_rank(&w, wr) && fa_ranks_push(&w, &cap, wr)) goto out;
+      }
+    fa_ranks_sort(&w);
+    sb_printf(b, "every p2p transfer on comm %s left without a counterpart touches rank %d (%u missing "
+              "link%s): its sends and receives disagree with its peers' (an all-to-all-v whose split sizes "
+              "it computed otherwise), while each peer did what its own splits said", hex, v->p2p_hub, nl,
+              nl == 1 ? "" : "s");
+    if (w.n) sb_printf(b, "; %s %s for it", ranks_phrase(&w, p1, sizeof p1), wait_verb(&w));
+  } else if (joined_link(c) && !v->lagging.n && !v->unfinished.n) {
     /* a p2p pair in flight on both sides that never moved: the others wait behind it */
     const fa_link *l = joined_link(c);
     uint32_t cap = 0;
@@ -427,6 +492,11 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are",
               v->ahead.n == 1 ? "it entered" : "they entered", op, hex, v->ahead.n == 1 ? "alone" : "without the others",
               ranks_phrase(&o, p2, sizeof p2), done, o.n == 1 ? "is" : "are");
+  } else if (v->unfinished.n && not_returned_any(c)) {
+    if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
+    sb_printf(b, "the call of %s on comm %s by %s never returned (%s thread is still inside NCCL); %s posted "
+              "it and %s in it", op, hex, ranks_phrase(&v->unfinished, p1, sizeof p1),
+              v->unfinished.n == 1 ? "its" : "their", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
   } else if (v->unfinished.n && !c->npassed && not_started_any(c)) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "%s never started %s on comm %s, which %s started and %s in: work before it on %s "
@@ -508,6 +578,17 @@ static int say_hang(const fa_analysis *a, sbuf *b)
       fa_ranks_free(&o);
       if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
       if (w.n) sb_printf(b, "; %s %s for it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+    } else if (c->nlagging && (lagging_how(a, c, 1) || lagging_how(a, c, 2) || lagging_how(a, c, 3))) {
+      if (lagging_how(a, c, 1)) say_failed_call(a, c, &v->lagging, b);
+      else if (lagging_how(a, c, 2))
+        sb_printf(b, "%s issued %s on comm %s during a CUDA graph capture, and nothing shows that graph "
+                  "launched", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
+      else
+        sb_printf(b, "%s issued %s on comm %s in a group whose ncclGroupEnd never came, so it never ran",
+                  ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
+      if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
+      if (w.n) sb_printf(b, "; %s %s %s", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w),
+                         c->stuck_seq == 0 ? "on that comm" : "in it");
     } else if (c->nlagging) {
       if (lagging_behind(c)) /* they enqueued it, behind an unfinished op of their stream */
         sb_printf(b, "%s enqueued %s on comm %s behind an unfinished op of %s own stream, where it never "

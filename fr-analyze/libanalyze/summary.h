@@ -38,4 +38,8 @@ const char *torn_where(const fa_comm *c, const fa_ranks *o);
 /* "AllReduce seq 37" for comm c into buf, or "collective seq 37" when unknown. */
 const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf, size_t len);
 
+/* NCCL's name of an ncclResult_t value (nccl.h: 0 ncclSuccess .. 7
+ * ncclInProgress); "error N" for others. */
+const char *nccl_result_phrase(int32_t r, char *buf, size_t len);
+
 #endif

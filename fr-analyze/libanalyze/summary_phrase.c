@@ -164,3 +164,13 @@ const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char
            (unsigned long long)seq);
   return buf;
 }
+
+const char *nccl_result_phrase(int32_t r, char *buf, size_t len)
+{
+  static const char *const names[] = {"ncclSuccess",         "ncclUnhandledCudaError", "ncclSystemError",
+                                      "ncclInternalError",   "ncclInvalidArgument",    "ncclInvalidUsage",
+                                      "ncclRemoteError",     "ncclInProgress"};
+  if (r >= 0 && r < (int32_t)(sizeof names / sizeof names[0])) snprintf(buf, len, "%s", names[r]);
+  else snprintf(buf, len, "error %d", r);
+  return buf;
+}

@@ -136,7 +136,7 @@ char *fa_sanitize(const char *in, char *out, size_t len)
 
 const char *fa_field_name(unsigned i)
 {
-  static const char *const names[FA_NFIELDS] = {"op", "count", "dtype", "redop", "root"};
+  static const char *const names[FA_NFIELDS] = {"op", "count", "dtype", "redop", "root", "algorithm", "protocol"};
   return i < FA_NFIELDS ? names[i] : "?";
 }
 
@@ -165,6 +165,16 @@ char *fa_sig_text(const fa_sig *s, char *buf, size_t len)
   if (s->root >= 0) snprintf(root, sizeof root, ", root %d", s->root);
   snprintf(buf, len, "%s(%llu x %s%s%s)", frz_op_name(s->op), (unsigned long long)s->count,
            frz_dtype_name(s->dtype), redop, root);
+  return buf;
+}
+
+char *fa_sig_text_fields(const fa_sig *s, unsigned fields, char *buf, size_t len)
+{
+  fa_sig_text(s, buf, len);
+  size_t n = strlen(buf);
+  if ((fields & (FA_FIELD_ALGO | FA_FIELD_PROTO)) && n < len)
+    snprintf(buf + n, len - n, " as %s/%s", s->algo != 255 ? frz_algo_name(s->algo) : "?",
+             s->proto != 255 ? frz_proto_name(s->proto) : "?");
   return buf;
 }
 

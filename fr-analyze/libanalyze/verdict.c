@@ -466,6 +466,43 @@ static int shrunk_out(const fa_analysis *a)
   return 1;
 }
 
+/* Remove g from r (any order kept). */
+static void ranks_drop(fa_ranks *r, int32_t g)
+{
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < r->n; i++)
+    if (r->v[i] != g) r->v[k++] = r->v[i];
+  r->n = k;
+}
+
+/* Where every p2p transfer without a counterpart of a comm touches one rank
+ * (splits.c), that rank is the root cause in place of the ranks on the other
+ * ends, which the wait-for graph reaches first (the receiver that rightly
+ * posted nothing).  0 or -1. */
+static int hub_instead(fa_analysis *a, uint32_t *cap_r)
+{
+  fa_verdict *v = &a->verdict;
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    if (!a->comms[ci].nlinks) continue;
+    fa_ranks others;
+    int32_t hub = fa_p2p_hub(a, &a->comms[ci], &others);
+    if (hub == -2) return -1;
+    if (hub < 0) continue;
+    for (uint32_t i = 0; i < others.n; i++) {
+      ranks_drop(&v->root_cause, others.v[i]);
+      ranks_drop(&v->lagging, others.v[i]);
+    }
+    fa_ranks_free(&others);
+    if (fa_ranks_push(&v->root_cause, cap_r, hub)) return -1; /* (sorted and deduplicated below) */
+    fa_ranks_sort(&v->root_cause);
+    if (v->p2p_hub < 0) {
+      v->p2p_hub = hub;
+      v->p2p_hub_comm = (int32_t)ci;
+    }
+  }
+  return 0;
+}
+
 int fa_verdict_build(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
@@ -662,6 +699,7 @@ int fa_verdict_build(fa_analysis *a)
   if (v->comm < 0 && !v->cycle && v->mismatch_comm < 0)
     for (uint32_t i = 0; i < v->nstragglers; i++)
       if (fa_ranks_push(&v->root_cause, &cap_r, v->stragglers[i].rank)) return -1;
+  if (v->comm >= 0 && !v->cycle && hub_instead(a, &cap_r)) return -1;
   if (a->conflict_rank >= 0) v->root_cause.n = 0; /* (whose dump is whose is in doubt) */
   /* ranks blocked outside NCCL waiting for another rank (their stacks), beside
    * root causes that are not: they wait, for those */
@@ -697,7 +735,7 @@ int fa_verdict_build(fa_analysis *a)
   if (v->nshared && (v->status == FA_STATUS_HEALTHY || v->status == FA_STATUS_STRAGGLER ||
                      v->status == FA_STATUS_INCONCLUSIVE))
     v->status = FA_STATUS_MISMATCH;
-  if (collect_links(a)) return -1;
+  if (collect_links(a) || fa_explain(a)) return -1;
   return fa_verdict_summary(a);
 }
 

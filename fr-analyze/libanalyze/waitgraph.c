@@ -93,7 +93,9 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
         if (m->state != want) continue;
         int32_t k = fa_member_node(a, m);
         if (k >= 0) {
-          uint8_t own = m->left, self = 0; /* it left the comm: its own doing, whatever it waits for */
+          /* it left the comm, or its own call there failed (never to be posted): its own doing,
+           * whatever it waits for */
+          uint8_t own = m->left || (m->failed_seq >= 0 && (uint64_t)m->failed_seq <= c->stuck_seq), self = 0;
           for (int32_t q = 0; q < c->size && !self; q++)
             self = c->members[q].rank == k && waits_in(&c->members[q]);
           /* one queued on its stream behind another comm's op waits for
@@ -400,4 +402,42 @@ int fa_wgraph_stuck(const fa_analysis *a, const fa_wgraph *g, fa_ranks *out)
   free(stuck);
   fa_ranks_sort(out);
   return rc;
+}
+
+int fa_wgraph_reaching(const fa_wgraph *g, const int32_t *label_in, int32_t *label_out)
+{
+  uint32_t nn = g->nnodes;
+  uint32_t *rfirst = calloc(nn + 1, sizeof *rfirst), *redge = malloc((g->ne ? g->ne : 1) * sizeof *redge);
+  uint32_t *fill = calloc(nn ? nn : 1, sizeof *fill), *queue = malloc((nn ? nn : 1) * sizeof *queue);
+  int rc = -1;
+  if (!rfirst || !redge || !fill || !queue) goto out;
+  for (uint32_t i = 0; i < g->ne; i++) rfirst[g->e[i].to + 1]++;
+  for (uint32_t v = 0; v < nn; v++) rfirst[v + 1] += rfirst[v];
+  for (uint32_t i = 0; i < g->ne; i++) redge[rfirst[g->e[i].to] + fill[g->e[i].to]++] = i;
+  uint32_t head = 0, tail = 0;
+  for (uint32_t v = 0; v < nn; v++) {
+    label_out[v] = label_in[v];
+    if (label_in[v] >= 0) queue[tail++] = v;
+  }
+  while (head < tail) { /* breadth first: each node takes the label of the nearest target */
+    uint32_t t = queue[head++];
+    for (uint32_t i = rfirst[t]; i < rfirst[t + 1]; i++) {
+      uint32_t v = g->e[redge[i]].from;
+      if (label_out[v] >= 0) continue;
+      label_out[v] = label_out[t];
+      queue[tail++] = v;
+    }
+  }
+  rc = 0;
+out:
+  free(rfirst);
+  free(redge);
+  free(fill);
+  free(queue);
+  return rc;
+}
+
+uint32_t fa_wgraph_nodes(const fa_wgraph *g)
+{
+  return g->nnodes;
 }

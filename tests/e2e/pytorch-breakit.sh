@@ -10,13 +10,15 @@
 fr_tmpdir
 FIX="$FR_SRCDIR/tests/fixtures/pytorch-fr/breakit"
 
-# bcase DIR STATUS EXIT [ROOTS]: DIR's verdict and exit status.
+# bcase DIR STATUS EXIT [ROOTS [UNEXPLAINED]]: DIR's verdict and exit status,
+# and the observations it leaves unexplained (a JSON array; none by default).
 bcase() {
-  d=$1 status=$2 want=$3 root=${4:-}
+  d=$1 status=$2 want=$3 root=${4:-} unexplained=${5:-[]}
   "$FR_ANALYZE" --json "$FIX/$d" > "$FR_TMP/v.json"
   rc=$?
   [ "$rc" -eq "$want" ] || { "$FR_ANALYZE" "$FIX/$d" >&2; fail "$d: fr-analyze exited $rc, expected $want"; }
-  printf '{ "verdict": { "status": "%s", "root_cause_ranks": [%s] } }\n' "$status" "$root" > "$FR_TMP/want.json"
+  printf '{ "verdict": { "status": "%s", "root_cause_ranks": [%s], "unexplained": %s } }\n' "$status" "$root" \
+    "$unexplained" > "$FR_TMP/want.json"
   "$FR_JSON_EXPECT" "$FR_TMP/want.json" "$FR_TMP/v.json" || { "$FR_ANALYZE" "$FIX/$d" >&2; fail "$d: verdict differs"; }
   "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/v.json" || fail "$d: a root cause waits in NCCL"
   echo "$d: $status [$root]"
@@ -30,7 +32,10 @@ bcase p26b-pipe-last-stage-stops-first-stage-ahead hang 1 3
 bcase p26c-pytorch-twin-of-s29 hang 1 3
 bcase p22-healthy-skewed-dump-times healthy 0
 bcase p43-healthy-one-old-dump healthy 0
-bcase p48-local-rank-filenames inconclusive 2
+# (whose dump is whose is in doubt: the verdict names nobody, and what the
+# dumps show stays unexplained)
+bcase p48-local-rank-filenames inconclusive 2 "" '[{"kind": "waiting", "rank": 0}, {"kind": "waiting", "rank": 1},
+  {"kind": "not-posted", "rank": 2}, {"kind": "waiting", "rank": 3}]'
 bcase p4h-pipe-batch-healthy healthy 0
 bcase p1-fsdp8-rs-skip hang 1 5
 bcase p5-moe-a2a-stop hang 1 6

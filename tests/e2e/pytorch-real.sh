@@ -8,14 +8,16 @@
 fr_tmpdir
 FIX="$FR_SRCDIR/tests/fixtures/nvrx"
 
-# real_case SET STATE RANK RANK: the set's verdict.
+# real_case SET STATE RANK RANK [UNEXPLAINED]: the set's verdict, and the
+# observations it leaves unexplained (a JSON array; none by default).
 real_case() {
-  set_=$1 state=$2 r1=$3 r2=$4
+  set_=$1 state=$2 r1=$3 r2=$4 unexplained=${5:-[]}
   "$FR_ANALYZE" --json "$FIX/$set_" > "$FR_TMP/$set_.json"
   rc=$?
   [ "$rc" -eq 1 ] || fail "$set_: fr-analyze exited $rc, expected 1 (a problem found)"
   cat > "$FR_TMP/$set_.expected.json" <<JSON
-{ "verdict": { "status": "hang", "root_cause_ranks": [$r1, $r2], "mismatch": null, "cycle": null } }
+{ "verdict": { "status": "hang", "root_cause_ranks": [$r1, $r2], "mismatch": null, "cycle": null,
+               "unexplained": $unexplained } }
 JSON
   "$FR_JSON_EXPECT" "$FR_TMP/$set_.expected.json" "$FR_TMP/$set_.json" || fail "$set_: verdict differs"
   "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/$set_.json" || fail "$set_: a root cause waits in NCCL"
@@ -35,6 +37,16 @@ JSON
   grep -qw "none seq\|collective seq 0" "$FR_TMP/$set_.verdict" && fail "$set_: an op named none or seq 0"
   [ "$(awk 'length > 80' "$FR_TMP/$set_.verdict" | wc -l)" -eq 0 ] || fail "$set_: verdict wider than 80 columns"
 }
-real_case gpu_error_1st unfinished 12 14
+# Ranks 4-7 (a pipeline stage of their own) wait in ops of their own groups
+# that every member joined: in flight when they dumped, or held by something
+# the dumps do not show; no fault explains them, and the verdict says so.
+real_case gpu_error_1st unfinished 12 14 '[
+  {"kind": "waiting", "rank": 6, "comm": "72e9d08e21848e70"}, {"kind": "waiting", "rank": 7, "comm": "72e9d08e21848e70"},
+  {"kind": "waiting", "rank": 4, "comm": "72eeb78d34c01917"}, {"kind": "waiting", "rank": 5, "comm": "72eeb78d34c01917"},
+  {"kind": "waiting", "rank": 6, "comm": "a4878ffc0dbd4a5d"}, {"kind": "waiting", "rank": 7, "comm": "a4878ffc0dbd4a5d"},
+  {"kind": "waiting", "rank": 4, "comm": "a573d0cfd7d3e6f9"}, {"kind": "waiting", "rank": 5, "comm": "a573d0cfd7d3e6f9"},
+  {"kind": "waiting", "rank": 6, "comm": "a573d0cfd7d3e6f9"}, {"kind": "waiting", "rank": 7, "comm": "a573d0cfd7d3e6f9"},
+  {"kind": "waiting", "rank": 4, "comm": "b08164f481cf1cf6"}, {"kind": "waiting", "rank": 5, "comm": "b08164f481cf1cf6"}]'
+
 real_case lock_gil_1st lagging 9 14
 echo "pytorch-real: both real dump sets name exactly their two faulty ranks"
