@@ -232,7 +232,7 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   p.trigger_time_ns = trigger_time_ns;
   p.trigger_rank = trigger_rank;
   p.trigger_latency_us = trigger_latency_us;
-  p.records_total = atomic_load(&fr_g.ring.head);
+  p.records_total = fr_ring_head(&fr_g.ring);
   p.records_dropped = p.records_total - n;
   snprintf(p.trigger_text, sizeof p.trigger_text, "%s", trigger_text ? trigger_text : "");
   if (!p.job_id[0] && nc > 0)
@@ -278,6 +278,7 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (ws != FRZ_OK) goto out;
   rc = 0;
+  fr_ringfile_frames(frame + 1);
 out:
   if (rc != 0 && !failed_once) {
     failed_once = 1;
