@@ -132,6 +132,12 @@ static int32_t nccl_version(void) {
 /* exit()'s status: a ring file stays after a failure (ringfile.c). */
 static void at_exit_status(int status, void *arg) {
   (void)arg;
+  if (status != 0 && atomic_load(&fr_g.enabled) && fr_g.cfg.track_completion) {
+    /* the ring file is the last word: what the events say now, not at the
+     * watchdog's last poll (no GPU times off the watchdog's thread) */
+    scan_state st = {0};
+    fr_scan_completion(&st, fr_now_ns(), 0);
+  }
   fr_ringfile_exit(status);
 }
 

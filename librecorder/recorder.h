@@ -290,6 +290,9 @@ FR_HIDDEN void fr_ringfile_frames(uint32_t frames);  /* dumps written so far */
 FR_HIDDEN void fr_ringfile_crash(int sig);           /* async-signal-safe */
 FR_HIDDEN void fr_ringfile_exit(int status);         /* exit()'s status (on_exit) */
 FR_HIDDEN void fr_ringfile_close(void);              /* unlinks it after a clean exit */
+/* Salvage the ring files of this job's processes that are gone into their
+ * dump directories (watchdog thread, after a dump of its own). */
+FR_HIDDEN void fr_ringfile_salvage_neighbours(void);
 
 /* ---- the announcement (announce.c) ------------------------------------ */
 /* Write DIR/.fr-alive-... once a comm exists (watchdog thread): 1 done

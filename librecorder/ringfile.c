@@ -17,6 +17,7 @@
  * header, when the process exits with another status or a fatal signal
  * reaches the recorder, and of course when it is killed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -146,6 +147,34 @@ void fr_ringfile_open(void) {
   fill_header(cap, comms_off, slots_off);
   fr_comms_adopt((fr_comm *)(void *)(map + comms_off), (_Atomic uint32_t *)(void *)(map + FRZ_RING_OFF_NCOMMS));
   fr_ring_adopt(&fr_g.ring, (fr_slot *)(void *)(map + slots_off), (_Atomic uint64_t *)(void *)(map + FRZ_RING_OFF_HEAD));
+}
+
+void fr_ringfile_salvage_neighbours(void) {
+  if (!mine()) return;
+  const char *dir = fr_g.cfg.ring_dir;
+  char prefix[200];
+  const char *base = strrchr(path, '/') + 1;
+  /* the job's files: "fr-<job>-r" */
+  int n = frz_ring_filename(prefix, sizeof prefix, fr_g.proc.job_id, 0, 0, "x");
+  if (n < 0) return;
+  prefix[n - (int)strlen("00000-p0@x" FRZ_RING_SUFFIX)] = '\0';
+  DIR *dp = opendir(dir);
+  if (!dp) return;
+  struct dirent *de;
+  while ((de = readdir(dp)) != NULL) {
+    if (strncmp(de->d_name, prefix, strlen(prefix)) != 0 || !strcmp(de->d_name, base) ||
+        !frz_ring_is_name(de->d_name))
+      continue;
+    char p[1200], written[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+    frz_dump d;
+    frz_error e;
+    if (frz_ring_salvage(p, NULL, 0, written, sizeof written, &d, &e) == FRZ_OK)
+      fr_log("salvaged the ring file of rank %d (pid %u, %s) into %s", d.process.global_rank,
+             d.process.pid, d.process.trigger_text, written);
+    frz_dump_free(&d);
+  }
+  closedir(dp);
 }
 
 const char *fr_ringfile_path(void) { return map ? path : NULL; }
