@@ -87,7 +87,11 @@ typedef enum {
   FRZ_TRIGGER_CRASH = 8,        /* a fatal signal (SIGSEGV, SIGABRT, SIGBUS): best effort */
   FRZ_TRIGGER_RECOVERY = 9,     /* progress resumed after a trigger: the last frame of it */
   FRZ_TRIGGER_PMIX = 10,        /* another rank's hang, as a PMIx event (FR_TRIGGER_PMIX; since 1.4) */
-  FRZ_TRIGGER_STORE = 11        /* another rank's hang, as a key in the job's TCPStore (FR_TRIGGER_STORE; since 1.4) */
+  FRZ_TRIGGER_STORE = 11,       /* another rank's hang, as a key in the job's TCPStore (FR_TRIGGER_STORE; since 1.4) */
+  FRZ_TRIGGER_SALVAGED = 12,    /* made from the ring file of a process that was gone (killed,
+                                   exited, crashed): its last moments (since 1.4) */
+  FRZ_TRIGGER_SNAPSHOT = 13     /* made from the ring file of a running process, from outside,
+                                   without its cooperation (since 1.4) */
 } frz_trigger;
 
 /* ---- structures ------------------------------------------------------- */

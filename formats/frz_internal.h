@@ -53,4 +53,42 @@ static inline int cmp_site(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* ---- little-endian get --------------------------------------------------- */
+
+static inline uint8_t get8(const uint8_t *p, size_t off) { return p[off]; }
+
+static inline uint16_t get16(const uint8_t *p, size_t off)
+{
+  return (uint16_t)(p[off] | (uint16_t)p[off + 1] << 8);
+}
+
+static inline uint32_t get32(const uint8_t *p, size_t off)
+{
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--)
+    v = v << 8 | p[off + (size_t)i];
+  return v;
+}
+
+static inline uint64_t get64(const uint8_t *p, size_t off)
+{
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[off + (size_t)i];
+  return v;
+}
+
+/* Load a fixed NUL-padded field, forcing termination and zeroing the tail. */
+static inline void get_str(char *dst, const uint8_t *p, size_t off, size_t size)
+{
+  size_t n = strnlen((const char *)p + off, size - 1);
+  memcpy(dst, p + off, n);
+  memset(dst + n, 0, size - n);
+}
+
+/* The PROCESS item (352 bytes) and the RECORDS item of version 3 (120
+ * bytes) of frz.md at p; the ring file holds the same items. */
+void frz_item_process(const uint8_t *p, frz_process *s);
+void frz_item_record(const uint8_t *p, frz_record *r);
+
 #endif /* FRZ_INTERNAL_H */

@@ -171,7 +171,8 @@ const char *frz_state_name(unsigned state)
 }
 
 static const char *const trigger_names[] = {"none",  "timeout",     "file", "signal", "abort",
-                                            "async_error", "exit", "frame", "crash", "recovery", "pmix", "store"};
+                                            "async_error", "exit", "frame", "crash", "recovery", "pmix", "store",
+                                            "salvaged", "snapshot"};
 
 const char *frz_trigger_name(unsigned trigger)
 {

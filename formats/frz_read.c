@@ -26,39 +26,6 @@
 
 #define SEC_TYPES_KNOWN 11 /* seen[] covers types 0..10 */
 
-/* ---- little-endian get --------------------------------------------------- */
-
-static uint8_t get8(const uint8_t *p, size_t off) { return p[off]; }
-
-static uint16_t get16(const uint8_t *p, size_t off)
-{
-  return (uint16_t)(p[off] | (uint16_t)p[off + 1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p, size_t off)
-{
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--)
-    v = v << 8 | p[off + (size_t)i];
-  return v;
-}
-
-static uint64_t get64(const uint8_t *p, size_t off)
-{
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = v << 8 | p[off + (size_t)i];
-  return v;
-}
-
-/* Load a fixed NUL-padded field, forcing termination and zeroing the tail. */
-static void get_str(char *dst, const uint8_t *p, size_t off, size_t size)
-{
-  size_t n = strnlen((const char *)p + off, size - 1);
-  memcpy(dst, p + off, n);
-  memset(dst + n, 0, size - n);
-}
-
 /* ---- item layouts (frz.md, "Section payloads") ---------------------------- */
 
 static void get_process(const uint8_t *p, frz_process *s)
@@ -154,6 +121,15 @@ static void get_record_v3(const uint8_t *p, frz_record *r)
 {
   r->cuda_device = get8(p, 115);
   r->comm_rank = (int32_t)get32(p, 116);
+}
+
+void frz_item_process(const uint8_t *p, frz_process *s) { get_process(p, s); }
+
+void frz_item_record(const uint8_t *p, frz_record *r)
+{
+  get_record(p, r);
+  get_record_v2(p, r);
+  get_record_v3(p, r);
 }
 
 static void get_proxy(const uint8_t *p, void *out)

@@ -2,6 +2,7 @@
 noinst_LTLIBRARIES += formats/libfrz.la
 formats_libfrz_la_SOURCES = formats/frz.h formats/nccl_api.def formats/frz_internal.h \
 	formats/frz_common.c formats/frz_write.c formats/frz_read.c formats/frz_names.c formats/text.c formats/alive.c formats/trigger_line.c \
+	formats/frz_ring.h formats/frz_ring.c \
 	formats/pytorch_fr.h formats/pytorch_fr.c formats/pytorch_io.c \
 	formats/pytorch_int.h formats/pytorch_pg.c formats/pytorch_ops.c formats/pytorch_coal.c \
 	formats/pyval.h formats/pyval.c formats/pickle.c formats/pyjson.c \

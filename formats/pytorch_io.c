@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "frz_ring.h"
 #include "pytorch_fr.h"
 #include "pyval.h"
 
@@ -105,9 +106,23 @@ static int looks_pytorch(const char *path)
   return n > 0 && head[0] != (unsigned char)FRZ_MAGIC[0] && frz_pytorch_sniff(head, (size_t)n) != FRZ_PT_NONE;
 }
 
+/* Does the file at path begin with a ring file's magic? */
+static int looks_ring(const char *path)
+{
+  unsigned char head[8];
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) return 0;
+  struct stat st;
+  ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof head, 0) : -1;
+  close(fd);
+  return n == 8 && frz_ring_is_magic(head, 8);
+}
+
 frz_status frz_read_any_file(const char *path, frz_input_format f, frz_dump *out, frz_error *err)
 {
   if (f == FRZ_INPUT_PYTORCH) return frz_import_pytorch_file(path, out, err);
+  /* a ring file: its process's records as of now (salvaged or a snapshot) */
+  if (looks_ring(path)) return frz_ring_read_file(path, out, NULL, NULL, err);
   /* a PyTorch file is read once, not first by frz_read_file to be refused
    * (its first byte is not frz's magic, so that could only say "bad magic") */
   if (f == FRZ_INPUT_AUTO && looks_pytorch(path)) {

@@ -58,6 +58,17 @@ int fd_pyindex_build(const frz_dump *d, fd_pyindex *ix);
 const fd_pyrun *fd_pyindex_find(const fd_pyindex *ix, uint64_t handle);
 void fd_pyindex_free(fd_pyindex *ix);
 
+/* Ring files (salvage.c): FR_RING_DIR or /dev/shm; --salvage of the ring
+ * files of args (files or directories; none: the ring directory) whose
+ * process is gone, into outdir (NULL: each one's dump directory), removed
+ * unless keep: 0 some salvaged, 1 none, 2 an unreadable file; --snapshot
+ * of a pid or ring file; and the snapshots of the processes writing into
+ * dumpdir whose watchdog cannot run (stopped): how many. */
+const char *fd_ring_dir(void);
+int fd_salvage(char **args, int nargs, const char *outdir, int keep);
+int fd_snapshot(const char *what, const char *outdir, char *written, size_t wlen);
+int fd_snapshot_stuck(const char *dumpdir);
+
 /* Result of fd_trigger. */
 enum { FD_TRIGGER_CREATED = 0, FD_TRIGGER_EXISTS = 1 /* replaced an earlier one */, FD_TRIGGER_ERROR = -1 };
 

@@ -22,6 +22,8 @@ static void usage(FILE *o)
 {
   fputs("Usage: fr-dump [--json | --format=FMT | --check] [--input-format=IN] [-o FILE] PATH...\n"
         "  or:  fr-dump --trigger DIR [--reason TEXT]\n"
+        "  or:  fr-dump --salvage [--keep] [-o DIR] [RING...]\n"
+        "  or:  fr-dump --snapshot PID|RING [-o DIR]\n"
         "Print flightrec dump files as text, JSON or a Chrome trace, check them, or\n"
         "ask every rank of a live job to dump by creating the trigger file DIR/TRIGGER.\n"
         "PATH is a dump file or a directory (every regular file in it is read);\n"
@@ -37,7 +39,16 @@ static void usage(FILE *o)
         "      --input-format=IN  auto (default), frz, or pytorch\n"
         "  -o, --output=FILE    write to FILE instead of standard output\n"
         "  -t, --trigger=DIR    create DIR/TRIGGER (DIR is the job's FR_DUMP_DIR)\n"
-        "  -r, --reason=TEXT    the reason written into the trigger file\n"
+        "  -r, --reason=TEXT    the reason written into the trigger file; a process\n"
+        "                       whose watchdog cannot run (stopped) gets a snapshot\n"
+        "      --salvage        make the ring files of processes that are gone\n"
+        "                       (killed, torn down, crashed) into dumps, and remove\n"
+        "                       them; RING is a ring file or a directory of them\n"
+        "                       (default FR_RING_DIR, else /dev/shm); -o DIR: write\n"
+        "                       the dumps there instead of each one's FR_DUMP_DIR\n"
+        "      --keep           leave the ring files after --salvage\n"
+        "      --snapshot=WHAT  a dump of a running process (pid or ring file) read\n"
+        "                       from its ring file, without signalling it\n"
         "  -h, --help           display this help and exit\n"
         "  -V, --version        output version information and exit\n"
         "\n"
@@ -96,6 +107,7 @@ static int do_trigger(const char *dir, const char *reason)
     const char *earlier = rc == FD_TRIGGER_CREATED ? "" : " (an earlier request)";
     if (n > 0) {
       printf("fr-dump: %s %s/TRIGGER%s: %s; each dumps within about a second\n", did, safe, earlier, who);
+      fd_snapshot_stuck(dir); /* those that cannot answer: from outside */
       return 0;
     }
     printf("fr-dump: %s %s/TRIGGER%s\n", did, safe, earlier);
@@ -333,9 +345,12 @@ int main(int argc, char **argv)
       {"check", no_argument, NULL, 'c'},      {"input-format", required_argument, NULL, 'I'},
       {"output", required_argument, NULL, 'o'}, {"trigger", required_argument, NULL, 't'},
       {"reason", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},    {NULL, 0, NULL, 0}};
+      {"version", no_argument, NULL, 'V'},    {"salvage", no_argument, NULL, 'S'},
+      {"keep", no_argument, NULL, 'K'},       {"snapshot", required_argument, NULL, 'P'},
+      {NULL, 0, NULL, 0}};
   int mode = OUT_TEXT, modes = 0, c, inf = FRZ_INPUT_AUTO;
-  const char *trigger = NULL, *reason = NULL, *out_path = NULL;
+  const char *trigger = NULL, *reason = NULL, *out_path = NULL, *snapshot = NULL;
+  int salvage = 0, keep = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":jf:co:t:r:hV", opts, NULL)) != -1) {
     switch (c) {
@@ -360,6 +375,9 @@ int main(int argc, char **argv)
     case 'o': out_path = optarg; break;
     case 't': trigger = optarg; break;
     case 'r': reason = optarg; break;
+    case 'S': salvage = 1; break;
+    case 'K': keep = 1; break;
+    case 'P': snapshot = optarg; break;
     case 'h': usage(stdout); return 0;
     case 'V': printf("fr-dump (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION); return 0;
     case ':':
@@ -372,6 +390,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "fr-dump: unrecognized option '%s'\n", argv[optind - 1]);
       return try_help();
     }
+  }
+  if ((salvage || snapshot) && (trigger || modes || reason || (salvage && snapshot))) {
+    fputs("fr-dump: --salvage and --snapshot take no other mode\n", stderr);
+    return try_help();
+  }
+  if (salvage) return fd_salvage(argv + optind, argc - optind, out_path, keep);
+  if (snapshot) {
+    char w[4300];
+    if (optind < argc) {
+      fputs("fr-dump: --snapshot takes no PATH\n", stderr);
+      return try_help();
+    }
+    return fd_snapshot(snapshot, out_path, w, sizeof w);
+  }
+  if (keep) {
+    fputs("fr-dump: --keep needs --salvage\n", stderr);
+    return try_help();
   }
   if (trigger) {
     if (optind < argc || modes || out_path) {

@@ -15,8 +15,13 @@
 #define SLOT_EMPTY ((uintptr_t)0)
 #define SLOT_GONE ((uintptr_t)1)
 
-static fr_comm comms[FR_MAX_COMMS];
-static _Atomic uint32_t ncomms;
+static fr_comm own_comms[FR_MAX_COMMS];
+static _Atomic uint32_t own_ncomms;
+/* the table in use: ours, or the ring file's (fr_comms_adopt) */
+static fr_comm *comms = own_comms;
+static _Atomic uint32_t *ncomms_p = &own_ncomms;
+#define ncomms (*__atomic_load_n(&ncomms_p, __ATOMIC_RELAXED))
+static inline fr_comm *table(void) { return __atomic_load_n(&comms, __ATOMIC_ACQUIRE); }
 /* index: key = handle (or EMPTY/GONE), value = entry number + 1 */
 static _Atomic uintptr_t index_key[INDEX_SIZE];
 static _Atomic uint32_t index_val[INDEX_SIZE];
@@ -54,7 +59,7 @@ fr_comm *fr_comm_add(uintptr_t handle, uint64_t comm_id, uint64_t parent_id, int
   pthread_mutex_lock(&add_lock);
   uint32_t n = atomic_load(&ncomms);
   if (n >= FR_MAX_COMMS) goto out;
-  c = &comms[n];
+  c = &table()[n];
   memset(c, 0, sizeof *c);
   c->handle = handle;
   c->comm_id = comm_id;
@@ -80,7 +85,7 @@ void fr_comm_bind(fr_comm *c, uintptr_t handle) {
   if (!c || handle <= SLOT_GONE) return;
   pthread_mutex_lock(&add_lock);
   __atomic_store_n(&c->handle, handle, __ATOMIC_RELAXED);
-  index_put(handle, (uint32_t)(c - comms));
+  index_put(handle, (uint32_t)(c - table()));
   pthread_mutex_unlock(&add_lock);
 }
 
@@ -95,7 +100,7 @@ fr_comm *fr_comm_find(uintptr_t handle) {
     uintptr_t k = atomic_load_explicit(&index_key[i], memory_order_acquire);
     if (k == handle) {
       uint32_t v = atomic_load_explicit(&index_val[i], memory_order_relaxed);
-      fr_comm *c = v ? &comms[v - 1] : NULL;
+      fr_comm *c = v ? &__atomic_load_n(&comms, __ATOMIC_ACQUIRE)[v - 1] : NULL;
       if (c) {
         last_lookup.handle = handle;
         last_lookup.comm = c;
@@ -133,7 +138,7 @@ void fr_comm_retire(fr_comm *c, uint32_t flag) {
   for (uint32_t probe = 0; probe < INDEX_SIZE; probe++, i = (i + 1) & (INDEX_SIZE - 1)) {
     uintptr_t k = atomic_load(&index_key[i]);
     if (k == SLOT_EMPTY) break;
-    if (k == c->handle && &comms[atomic_load(&index_val[i]) - 1] == c) {
+    if (k == c->handle && &table()[atomic_load(&index_val[i]) - 1] == c) {
       atomic_store(&index_key[i], SLOT_GONE);
       atomic_fetch_add_explicit(&index_gen, 1, memory_order_release);
       break;
@@ -144,12 +149,26 @@ void fr_comm_retire(fr_comm *c, uint32_t flag) {
 
 uint32_t fr_comm_count(void) { return atomic_load_explicit(&ncomms, memory_order_acquire); }
 
-fr_comm *fr_comm_at(uint32_t i) { return i < fr_comm_count() ? &comms[i] : NULL; }
+fr_comm *fr_comm_at(uint32_t i) { return i < fr_comm_count() ? &table()[i] : NULL; }
 
-/* After fork, in the child: forget everything (the child stays inert). */
+void fr_comms_adopt(fr_comm *dst, _Atomic uint32_t *count) {
+  pthread_mutex_lock(&add_lock);
+  uint32_t n = atomic_load(ncomms_p);
+  memcpy(dst, comms, n * sizeof *dst);
+  atomic_store(count, n);
+  __atomic_store_n(&comms, dst, __ATOMIC_RELEASE);
+  __atomic_store_n(&ncomms_p, count, __ATOMIC_RELEASE);
+  atomic_fetch_add_explicit(&index_gen, 1, memory_order_release); /* cached lookups point at the old table */
+  pthread_mutex_unlock(&add_lock);
+}
+
+/* After fork, in the child: forget everything (the child stays inert), and
+ * never touch the parent's ring file, which the child shares. */
 void fr_comms_reset(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   memcpy(&add_lock, &fresh, sizeof fresh);
+  comms = own_comms;
+  ncomms_p = &own_ncomms;
   atomic_store(&ncomms, 0);
   atomic_fetch_add(&index_gen, 1);
 }

@@ -114,4 +114,12 @@ void fr_config_load(fr_config *c) {
     c->stacks = 0;
   }
   fr_env_job_id(c->job_id, sizeof c->job_id);
+  const char *rd = getenv("FR_RING_DIR");
+  if (!rd || !*rd) rd = "/dev/shm";
+  if (!strcmp(rd, "none") || !strcmp(rd, "off") || !strcmp(rd, "0")) rd = "";
+  if (strlen(rd) >= 400) {
+    fr_log("FR_RING_DIR is longer than 399 bytes; the ring stays in private memory");
+    rd = "";
+  }
+  strcpy(c->ring_dir, rd);
 }

@@ -34,6 +34,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx) {
      * request (an abort's, a frame) is not the one waited for */
     uint32_t before = atomic_load(&fr_g.crash_dumps_done);
     atomic_store(&fr_g.crash_signal, sig);
+    fr_ringfile_crash(sig);
     atomic_fetch_or(&fr_g.dump_request, 1u << FRZ_TRIGGER_CRASH); /* served before any other request */
     if (fr_g.wake_pipe[1] >= 0) {
       ssize_t w = write(fr_g.wake_pipe[1], "c", 1);

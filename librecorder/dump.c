@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "frz_ring.h"
 #include "identity.h"
 #include "profiler.h"
 #include "recorder.h"
@@ -109,17 +110,8 @@ static uint64_t collect_backtraces(const frz_record *recs, uint64_t n) {
   return nb;
 }
 
-/* 1 + the index of comm `id` in csnap through the open-addressing map, or
- * 0 when it is not there (or id is 0). */
-static uint32_t comm_index(const uint32_t *map, uint32_t msize, uint64_t id, int32_t rank) {
-  if (!id) return 0;
-  for (uint32_t h = (uint32_t)id & (msize - 1); map[h]; h = (h + 1) & (msize - 1))
-    if (csnap[map[h] - 1].comm_id == id && (rank < 0 || csnap[map[h] - 1].rank == rank)) return map[h];
-  return 0;
-}
-
-/* Per-comm summary from the retained records (two passes, comm lookup by id
- * and comm rank: a process may hold several comm ranks of one comm). */
+/* Per-comm summary: the registry's fields, then the seqs the retained
+ * records give (frz_comms_summarize, shared with the ring reader). */
 static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
   uint32_t nc = fr_comm_count();
   for (uint32_t i = 0; i < nc; i++) {
@@ -137,60 +129,9 @@ static uint32_t summarize_comms(const frz_record *recs, uint64_t n) {
     o->flags = atomic_load(&c->flags);
     o->cuda_device = __atomic_load_n(&c->cuda_device, __ATOMIC_RELAXED); /* set just after registration */
     o->next_seq = atomic_load(&c->next_seq);
-    o->first_retained_seq = o->next_seq;
-    o->last_enqueued_seq = (int64_t)o->next_seq - 1;
-    o->last_started_seq = -1;
-    o->last_completed_seq = INT64_MAX; /* lowered below: min incomplete seq - 1 */
     o->dropped_records = atomic_load(&c->nrecords);
   }
-  /* comm ids are few: a small open-addressing map id -> index */
-  uint32_t msize = 16;
-  while (msize < nc * 2) msize <<= 1;
-  uint32_t *map = calloc(msize, sizeof *map);
-  if (!map) return 0;
-  for (uint32_t i = 0; i < nc; i++) {
-    uint32_t h = (uint32_t)csnap[i].comm_id & (msize - 1);
-    while (map[h]) h = (h + 1) & (msize - 1);
-    map[h] = i + 1;
-  }
-  /* the highest seq each comm completed, for the untracked records below */
-  int64_t *done_max = malloc(nc * sizeof *done_max);
-  if (!done_max) {
-    free(map);
-    return 0;
-  }
-  for (uint32_t i = 0; i < nc; i++) done_max[i] = -1;
-  for (int pass = 0; pass < 2; pass++)
-    for (uint64_t k = 0; k < n; k++) {
-      const frz_record *r = &recs[k];
-      uint32_t idx = comm_index(map, msize, r->comm_id, r->comm_rank);
-      if (!idx || (r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_LIFE)) {
-        if (idx && pass == 0 && csnap[idx - 1].dropped_records) csnap[idx - 1].dropped_records--;
-        continue;
-      }
-      frz_comm *o = &csnap[idx - 1];
-      int done = r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED;
-      if (pass == 0) {
-        if (o->dropped_records) o->dropped_records--;
-        if (r->seq < o->first_retained_seq) o->first_retained_seq = r->seq;
-        if (r->state >= FRZ_STATE_STARTED && r->state != FRZ_STATE_FAILED &&
-            (int64_t)r->seq > o->last_started_seq)
-          o->last_started_seq = (int64_t)r->seq;
-        if (done && (int64_t)r->seq > done_max[idx - 1]) done_max[idx - 1] = (int64_t)r->seq;
-        continue;
-      }
-      /* an untracked record (captured into a CUDA graph: no events) never
-       * completes here; one that a later op of the comm completed after is
-       * done (NCCL runs a comm's operations in order) */
-      int untracked = (r->flags & FRZ_RF_NO_TRACKING) && !(r->flags & FRZ_RF_IN_CALL);
-      if (done || (untracked && (int64_t)r->seq < done_max[idx - 1])) continue;
-      if ((int64_t)r->seq - 1 < o->last_completed_seq) o->last_completed_seq = (int64_t)r->seq - 1;
-    }
-  free(done_max);
-  for (uint32_t i = 0; i < nc; i++)
-    if (csnap[i].last_completed_seq == INT64_MAX) csnap[i].last_completed_seq = csnap[i].last_enqueued_seq;
-  free(map);
-  return nc;
+  return frz_comms_summarize(csnap, nc, recs, n) == 0 ? nc : 0;
 }
 
 int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int trigger_rank,
@@ -232,7 +173,7 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   p.trigger_time_ns = trigger_time_ns;
   p.trigger_rank = trigger_rank;
   p.trigger_latency_us = trigger_latency_us;
-  p.records_total = atomic_load(&fr_g.ring.head);
+  p.records_total = fr_ring_head(&fr_g.ring);
   p.records_dropped = p.records_total - n;
   snprintf(p.trigger_text, sizeof p.trigger_text, "%s", trigger_text ? trigger_text : "");
   if (!p.job_id[0] && nc > 0)
@@ -278,6 +219,8 @@ int fr_dump_write(int trigger, uint32_t frame, uint64_t trigger_time_ns, int tri
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (ws != FRZ_OK) goto out;
   rc = 0;
+  fr_ringfile_frames(frame + 1);
+  if (fr_on_watchdog_thread()) fr_ringfile_salvage_neighbours(); /* dead ranks of this node */
 out:
   if (rc != 0 && !failed_once) {
     failed_once = 1;

@@ -12,7 +12,7 @@ librecorder_librecorder_la_SOURCES = \
 	librecorder/nccl/fr_profiler.h librecorder/profiler.h librecorder/plugin.c librecorder/plugin_ops.c \
 	librecorder/progress.c \
 	librecorder/stacks.h librecorder/stacks.c librecorder/pystacks.c \
-	librecorder/recorder.c
+	librecorder/ringfile.c librecorder/recorder.c
 librecorder_librecorder_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(PTHREAD_CFLAGS)
 librecorder_librecorder_la_LIBADD = formats/libfrz.la $(PTHREAD_LIBS) $(RT_LIBS)
 librecorder_librecorder_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \

@@ -130,7 +130,7 @@ static ncclResult_t prof_init(void **context, uint64_t hash, int *mask, int nran
     atomic_store(&ctx->kernel[c].started_seq, -1);
     atomic_store(&ctx->kernel[c].stopped_seq, -1);
   }
-  uint64_t head = atomic_load(&fr_g.ring.head);
+  uint64_t head = fr_ring_head(&fr_g.ring);
   ctx->coll_cursor = ctx->p2p_cursor = head;
   pthread_mutex_lock(&init_lock);
   if (!op_pool) op_pool = aligned_alloc(64, FR_PROF_OPS * sizeof *op_pool);

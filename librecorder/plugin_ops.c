@@ -45,7 +45,7 @@ static int candidate(const fr_prof_ctx *ctx, const frz_record *r, int p2p, int p
  * later P2p event can no longer match.  The slot, or NULL. */
 static fr_slot *find_record(fr_prof_ctx *ctx, int p2p, int peer, int dir, uint64_t *id_out) {
   uint64_t *cursor = p2p ? &ctx->p2p_cursor : &ctx->coll_cursor;
-  uint64_t head = atomic_load_explicit(&fr_g.ring.head, memory_order_acquire);
+  uint64_t head = fr_ring_head(&fr_g.ring);
   uint64_t from = *cursor;
   if (head > fr_g.ring.capacity && from < head - fr_g.ring.capacity) from = head - fr_g.ring.capacity;
   if (head - from > MATCH_WINDOW) from = head - MATCH_WINDOW;

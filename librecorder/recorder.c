@@ -129,6 +129,18 @@ static int32_t nccl_version(void) {
   return v;
 }
 
+/* exit()'s status: a ring file stays after a failure (ringfile.c). */
+static void at_exit_status(int status, void *arg) {
+  (void)arg;
+  if (status != 0 && atomic_load(&fr_g.enabled) && fr_g.cfg.track_completion) {
+    /* the ring file is the last word: what the events say now, not at the
+     * watchdog's last poll (no GPU times off the watchdog's thread) */
+    scan_state st = {0};
+    fr_scan_completion(&st, fr_now_ns(), 0);
+  }
+  fr_ringfile_exit(status);
+}
+
 /* The set-up the first communicator needs, run once (pthread_once: a
  * thread that races the first init waits until it is complete, so no
  * wrapper sees libcuda half resolved). */
@@ -136,6 +148,11 @@ static void first_comm_setup(void) {
   atomic_store(&fr_g.log_ready, 1);
   fr_log_flush();
   fr_g.proc.nccl_version = nccl_version();
+  fr_ringfile_open(); /* before the first comm is registered: the table moves into it */
+  /* registered here, in main's time, not at load: the handlers run in
+   * reverse order, and the libraries' destructors (which remove the file
+   * after a clean exit) were registered by then, so this runs before them */
+  on_exit(at_exit_status, NULL);
   if (fr_g.cfg.backtrace_depth) { /* the first backtrace() loads libgcc_s: not on an op */
     void *prime[2];
     fr_locate_self();
@@ -215,4 +232,5 @@ __attribute__((destructor)) static void fr_unload(void) {
   if (pthread_mutex_timedlock(&fr_g.dump_lock, &until) == 0) pthread_mutex_unlock(&fr_g.dump_lock);
   fr_relay_stop();      /* leaves PMIx if it joined: a launcher counts a join without a leave as a failure */
   fr_announce_remove(); /* a clean exit: no longer alive */
+  fr_ringfile_close();
 }

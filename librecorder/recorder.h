@@ -50,6 +50,7 @@ typedef struct fr_config {
   int quiet;                   /* FR_QUIET=1: no messages on stderr */
   int profiler_mask;           /* FR_PROFILER_MASK: NCCL profiler events asked for; 0 = plugin off */
   char job_id[FRZ_JOB_MAX];    /* FR_JOB_ID / SLURM_JOB_ID / TORCHELASTIC_RUN_ID */
+  char ring_dir[512];          /* FR_RING_DIR (default /dev/shm); "" = none: private memory */
 } fr_config;
 
 FR_HIDDEN void fr_config_load(fr_config *c);
@@ -93,6 +94,9 @@ FR_HIDDEN void fr_comm_retire(fr_comm *c, uint32_t flag);
 FR_HIDDEN uint32_t fr_comm_count(void);
 FR_HIDDEN fr_comm *fr_comm_at(uint32_t i);
 FR_HIDDEN void fr_comms_reset(void);
+/* Move the table into `table` (room for FR_MAX_COMMS, a shared file
+ * mapping) with its count in `count`: what it holds is copied (ringfile.c). */
+FR_HIDDEN void fr_comms_adopt(fr_comm *table, _Atomic uint32_t *count);
 
 /* ---- comm creation recorded at entry (lifecycle.c) ------------------- */
 /* A comm being created from unique ids: registered before NCCL runs (no
@@ -274,6 +278,21 @@ FR_HIDDEN int fr_trigger_file_seen(int *rank, uint64_t *time_ns, char *text, siz
 /* Create the dump directory (mode 0700) unless it exists; -1 with errno
  * (ELOOP: it is a symbolic link, never followed). */
 FR_HIDDEN int fr_ensure_dump_dir(const char *dir);
+
+/* ---- the ring file (ringfile.c) --------------------------------------- */
+/* Move the ring, the comm table and the process header into the ring file
+ * FR_RING_DIR/fr-<job>-r<rank>-p<pid>@<host>.ring (first communicator);
+ * on any failure one line and private memory. */
+FR_HIDDEN void fr_ringfile_open(void);
+FR_HIDDEN const char *fr_ringfile_path(void); /* NULL: no ring file */
+FR_HIDDEN void fr_ringfile_heartbeat(uint64_t now);  /* watchdog, each poll */
+FR_HIDDEN void fr_ringfile_frames(uint32_t frames);  /* dumps written so far */
+FR_HIDDEN void fr_ringfile_crash(int sig);           /* async-signal-safe */
+FR_HIDDEN void fr_ringfile_exit(int status);         /* exit()'s status (on_exit) */
+FR_HIDDEN void fr_ringfile_close(void);              /* unlinks it after a clean exit */
+/* Salvage the ring files of this job's processes that are gone into their
+ * dump directories (watchdog thread, after a dump of its own). */
+FR_HIDDEN void fr_ringfile_salvage_neighbours(void);
 
 /* ---- the announcement (announce.c) ------------------------------------ */
 /* Write DIR/.fr-alive-... once a comm exists (watchdog thread): 1 done

@@ -32,16 +32,26 @@ typedef struct fr_slot {
 } fr_slot;
 
 typedef struct fr_ring {
-  fr_slot *slots;
+  fr_slot *slots;              /* private memory, or the ring file's slots (fr_ring_adopt) */
   uint64_t capacity;           /* power of two */
   uint64_t mask;
-  _Atomic uint64_t head;       /* next record id */
+  _Atomic uint64_t *head;      /* next record id: own_head, or the ring file's */
+  _Atomic uint64_t own_head;
 } fr_ring;
 
 /* Allocate a ring of at least `entries` slots (rounded up to a power of two,
  * minimum 16).  Returns 0, or -1 when memory is short. */
 int fr_ring_init(fr_ring *r, uint64_t entries);
 void fr_ring_free(fr_ring *r);
+/* Move the ring into `slots` (room for r->capacity slots, zeroed) and
+ * `head` (a shared file mapping, ringfile.c): what it holds is copied, then
+ * writers use the new memory.  The old memory stays allocated (a writer
+ * racing the move may still finish a record there; that record is lost). */
+void fr_ring_adopt(fr_ring *r, fr_slot *slots, _Atomic uint64_t *head);
+/* The next record id (records written so far). */
+static inline uint64_t fr_ring_head(fr_ring *r) {
+  return atomic_load_explicit(__atomic_load_n(&r->head, __ATOMIC_RELAXED), memory_order_acquire);
+}
 /* Claim a new record: returns its slot with ver = 2*id+1 and *id set.  The
  * caller fills slot->rec and then calls fr_ring_publish. */
 fr_slot *fr_ring_claim(fr_ring *r, uint64_t *id);

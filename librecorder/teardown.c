@@ -17,7 +17,7 @@
  * watchdog stops tracking them). */
 static void mark_aborted(const fr_comm *c) {
   fr_ring *ring = &fr_g.ring;
-  uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+  uint64_t head = fr_ring_head(ring);
   for (uint64_t id = head > ring->capacity ? head - ring->capacity : 0; id < head; id++) {
     fr_slot *s = fr_ring_get(ring, id);
     if (!s || s->rec.comm_id != c->comm_id || (s->rec.comm_rank >= 0 && s->rec.comm_rank != c->rank)) continue;

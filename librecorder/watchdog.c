@@ -67,14 +67,14 @@ void fr_scan_completion(scan_state *st, uint64_t now, int gpu) {
   static _Atomic uint64_t scans; /* one GPU reference per context per scan */
   uint64_t scan = gpu ? atomic_fetch_add(&scans, 1) + 1 : 0;
   fr_ring *ring = &fr_g.ring;
-  uint64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+  uint64_t head = fr_ring_head(ring);
   if (head > ring->capacity && st->from < head - ring->capacity) st->from = head - ring->capacity;
   int contiguous = 1;
   st->have_oldest = 0;
   for (uint64_t id = st->from; id < head; id++) {
     fr_slot *s = fr_ring_get(ring, id);
     if (!s) {
-      uint64_t v = atomic_load_explicit(&ring->slots[id & ring->mask].ver, memory_order_acquire);
+      uint64_t v = atomic_load_explicit(&__atomic_load_n(&ring->slots, __ATOMIC_RELAXED)[id & ring->mask].ver, memory_order_acquire);
       if (v == 2 * id + 1) contiguous = 0; /* still being written: look again */
       if (contiguous) st->from = id + 1;
       continue;
@@ -261,6 +261,7 @@ static void *watchdog_main(void *arg) {
     if (last_poll && now - last_poll > stall_ns) stall_end_ns = now;
     last_poll = now;
     fr_scan_completion(&st, now, 1);
+    fr_ringfile_heartbeat(now);
     uint32_t pending = atomic_exchange(&fr_g.dump_request, 0);
     if (pending & (1u << FRZ_TRIGGER_CRASH)) { /* first, whatever the episode */
       episode crash = ep;

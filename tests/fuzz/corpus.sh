@@ -7,7 +7,7 @@
 . "$FR_SRCDIR/tests/fuzz/seeds.sh"
 fr_tmpdir
 fuzz_seeds_analyze "$FR_SRCDIR" "$FR_TMP/seeds-analyze" || fail "cannot write the joined seeds"
-for t in frz pytorch scenario analyze; do
+for t in frz pytorch scenario analyze ring; do
   mapfile -t seeds < <(fuzz_seed_dirs "$FR_SRCDIR" "$t")
   [ "$t" = analyze ] && seeds+=("$FR_TMP/seeds-analyze")
   prog="$FR_BUILDDIR/tests/fuzz/fuzz_$t"

@@ -3,14 +3,16 @@
 # that `make check` runs over the seed corpora and tests/fuzz/regressions/
 # (tests/fuzz/corpus.sh); and by `make fuzz`, with clang's libFuzzer
 # (tests/fuzz/run-fuzz.sh), for FUZZ_SECONDS seconds per target.
-FUZZ_TARGETS = frz pytorch scenario analyze
+FUZZ_TARGETS = frz pytorch scenario analyze ring
 FUZZ_FRZ_SRCS = $(filter %.c,$(formats_libfrz_la_SOURCES))
 FUZZ_SC_SRCS = tests/scenario/scenario.c tests/scenario/comms.c tests/scenario/names.c \
 	tests/scenario/plan.c tests/scenario/expr.c
 FUZZ_AN_SRCS = $(filter %.c,$(fr_analyze_libanalyze_la_SOURCES))
 
 check_PROGRAMS += tests/fuzz/fuzz_frz tests/fuzz/fuzz_pytorch tests/fuzz/fuzz_scenario \
-	tests/fuzz/fuzz_analyze
+	tests/fuzz/fuzz_analyze tests/fuzz/fuzz_ring
+tests_fuzz_fuzz_ring_SOURCES = tests/fuzz/fuzz_ring.c tests/fuzz/driver.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_ring_LDADD = formats/libfrz.la
 tests_fuzz_fuzz_frz_SOURCES = tests/fuzz/fuzz_frz.c tests/fuzz/driver.c tests/fuzz/fuzz.h
 tests_fuzz_fuzz_frz_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 tests_fuzz_fuzz_frz_LDADD = formats/libfrz.la $(ZSTD_LIBS)
@@ -49,6 +51,9 @@ tests/fuzz/lf-frz: tests/fuzz/fuzz_frz.c $(FUZZ_FRZ_SRCS:%=$(top_srcdir)/%)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CLANG) $(FUZZ_CFLAGS) $(FUZZ_CPP) -o $@ $(filter %.c,$^) $(ZSTD_LIBS)
 tests/fuzz/lf-pytorch: tests/fuzz/fuzz_pytorch.c $(FUZZ_FRZ_SRCS:%=$(top_srcdir)/%)
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CLANG) $(FUZZ_CFLAGS) $(FUZZ_CPP) -o $@ $(filter %.c,$^) $(ZSTD_LIBS)
+tests/fuzz/lf-ring: tests/fuzz/fuzz_ring.c $(FUZZ_FRZ_SRCS:%=$(top_srcdir)/%)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CLANG) $(FUZZ_CFLAGS) $(FUZZ_CPP) -o $@ $(filter %.c,$^) $(ZSTD_LIBS)
 tests/fuzz/lf-scenario: tests/fuzz/fuzz_scenario.c $(FUZZ_SC_SRCS:%=$(top_srcdir)/%)

@@ -384,9 +384,10 @@ static inline __attribute__((always_inline)) int job_actions(const struct job *j
     fflush(NULL);
     raise(SIGKILL);
   }
-  if (act & SC_F_EXIT) {
+  if (act & SC_F_EXIT) { /* SC_EXIT_STATUS=N: as a rank that raised (Python exits 1) */
+    const char *es = getenv("SC_EXIT_STATUS");
     fflush(NULL);
-    exit(0);
+    exit(es ? atoi(es) : 0);
   }
   if (act & SC_F_STOP)
     job_stop_forever();

@@ -1840,7 +1840,9 @@ START_TEST(test_other_names)
   ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_RECOVERY), "recovery");
   ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_PMIX), "pmix");
   ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_STORE), "store");
-  ck_assert_str_eq(frz_trigger_name(12), "trigger#12");
+  ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_SALVAGED), "salvaged");
+  ck_assert_str_eq(frz_trigger_name(FRZ_TRIGGER_SNAPSHOT), "snapshot");
+  ck_assert_str_eq(frz_trigger_name(14), "trigger#14");
   ck_assert_str_eq(frz_status_name(FRZ_OK), "ok");
   ck_assert_str_eq(frz_status_name(FRZ_E_TRUNCATED), "truncated");
   ck_assert_str_eq(frz_status_name(FRZ_E_VERSION), "unsupported_version");

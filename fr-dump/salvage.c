@@ -1,0 +1,226 @@
+/* salvage.c — fr-dump --salvage and --snapshot: the ring files recording
+ * processes keep in FR_RING_DIR (default /dev/shm) made into ordinary
+ * dumps, from outside.  --salvage takes those whose process is gone (killed,
+ * torn down by a launcher, crashed); --snapshot those of processes that
+ * still run (stopped, wedged in the kernel, not answering), without
+ * signalling them. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fr_dump.h"
+#include "frz_ring.h"
+
+const char *fd_ring_dir(void)
+{
+  const char *d = getenv("FR_RING_DIR");
+  return d && *d && strcmp(d, "none") && strcmp(d, "off") && strcmp(d, "0") ? d : "/dev/shm";
+}
+
+/* The ring files a path stands for: itself, or a directory's ring files
+ * (by name), sorted.  NULL with *n 0 when none. */
+static char **ring_files(const char *path, size_t *n)
+{
+  struct stat st;
+  char **v = NULL;
+  *n = 0;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    v = malloc(sizeof *v);
+    if (v && (v[0] = strdup(path))) *n = 1;
+    return v;
+  }
+  char **all = NULL;
+  size_t na = 0;
+  if (fd_list_dir(path, &all, &na) != 0) return NULL;
+  for (size_t i = 0; i < na; i++) {
+    const char *base = strrchr(all[i], '/');
+    base = base ? base + 1 : all[i];
+    if (frz_ring_is_name(base)) {
+      char **nv = realloc(v, (*n + 1) * sizeof *nv);
+      if (nv) {
+        v = nv;
+        v[(*n)++] = all[i];
+        continue;
+      }
+    }
+    free(all[i]);
+  }
+  free(all);
+  return v;
+}
+
+int fd_salvage(char **args, int nargs, const char *outdir, int keep)
+{
+  int rc = 0, done = 0, running = 0;
+  const char *dflt[1];
+  if (nargs == 0) {
+    dflt[0] = fd_ring_dir();
+    args = (char **)dflt;
+    nargs = 1;
+  }
+  for (int a = 0; a < nargs; a++) {
+    size_t n;
+    char **v = ring_files(args[a], &n);
+    for (size_t i = 0; i < n; i++) {
+      char sp[512], written[4300], m[1100];
+      frz_dump d;
+      frz_error e;
+      memset(&e, 0, sizeof e);
+      fd_sanitize(v[i], strlen(v[i]), sp, sizeof sp);
+      frz_status st = frz_ring_salvage(v[i], outdir, keep, written, sizeof written, &d, &e);
+      if (st == FRZ_OK) {
+        printf("fr-dump: rank %d (pid %u): %s -> %s\n", d.process.global_rank, d.process.pid,
+               fd_sanitize(d.process.trigger_text, strnlen(d.process.trigger_text, FRZ_TEXT_MAX), m,
+                           sizeof m),
+               fd_sanitize(written, strlen(written), sp, sizeof sp));
+        done++;
+      } else if (st == FRZ_E_INVALID && d.process.pid) {
+        printf("fr-dump: %s: pid %u still runs: left as it is (fr-dump --snapshot reads it)\n", sp,
+               d.process.pid);
+        running++;
+      } else {
+        const char *msg = e.msg[0] ? e.msg : frz_status_name(st);
+        fprintf(stderr, "fr-dump: %s\n", fd_sanitize(msg, strlen(msg), m, sizeof m));
+        rc = 2;
+      }
+      frz_dump_free(&d);
+      free(v[i]);
+    }
+    free(v);
+    if (n == 0) {
+      char sp[512];
+      fprintf(stderr, "fr-dump: %s: no ring file\n", fd_sanitize(args[a], strlen(args[a]), sp, sizeof sp));
+    }
+  }
+  if (!done && !running && rc == 0) rc = 1;
+  return rc;
+}
+
+/* The ring file of process `pid` in the ring directory, into buf. */
+static int ring_of_pid(unsigned pid, char *buf, size_t len)
+{
+  size_t n;
+  char **v = ring_files(fd_ring_dir(), &n);
+  char pat[32];
+  snprintf(pat, sizeof pat, "-p%u@", pid);
+  int found = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (found < 0 && strstr(v[i], pat)) {
+      snprintf(buf, len, "%s", v[i]);
+      found = 0;
+    }
+    free(v[i]);
+  }
+  free(v);
+  return found;
+}
+
+int fd_snapshot(const char *what, const char *outdir, char *written, size_t wlen)
+{
+  char path[4200], sp[512], m[1100];
+  char *end;
+  unsigned long pid = strtoul(what, &end, 10);
+  if (*what && !*end) {
+    if (ring_of_pid((unsigned)pid, path, sizeof path) != 0) {
+      fprintf(stderr, "fr-dump: no ring file of pid %lu in %s (FR_RING_DIR)\n", pid, fd_ring_dir());
+      return 1;
+    }
+  } else {
+    snprintf(path, sizeof path, "%s", what);
+  }
+  frz_dump d;
+  frz_ring_info info;
+  frz_error e;
+  int gone = 0;
+  memset(&e, 0, sizeof e);
+  fd_sanitize(path, strlen(path), sp, sizeof sp);
+  if (frz_ring_read_file(path, &d, &info, &gone, &e) != FRZ_OK) {
+    const char *msg = e.msg[0] ? e.msg : frz_status_name(e.status);
+    fprintf(stderr, "fr-dump: %s\n", fd_sanitize(msg, strlen(msg), m, sizeof m));
+    return 2;
+  }
+  const char *dir = outdir ? outdir : info.dump_dir;
+  char name[256];
+  void *buf = NULL;
+  size_t len = 0;
+  int rc = 2;
+  const frz_process *p = &d.process;
+  if (frz_dump_filename(name, sizeof name, p->job_id[0] ? p->job_id : "job", p->global_rank, p->pid,
+                        p->frame) >= 0 &&
+      frz_encode(p, d.comms, d.ncomms, d.records, d.nrecords, 3, &buf, &len, &e) == FRZ_OK) {
+    (void)mkdir(dir, 0700);
+    if (frz_write_file_atomic(dir, name, buf, len, &e) == FRZ_OK) {
+      snprintf(written, wlen, "%s/%s", dir, name);
+      printf("fr-dump: rank %d (pid %u): %s -> %s\n", p->global_rank, p->pid,
+             fd_sanitize(p->trigger_text, strnlen(p->trigger_text, FRZ_TEXT_MAX), m, sizeof m),
+             fd_sanitize(written, strlen(written), sp, sizeof sp));
+      rc = 0;
+    }
+  }
+  if (rc) {
+    const char *msg = e.msg[0] ? e.msg : "cannot write the dump";
+    fprintf(stderr, "fr-dump: %s\n", fd_sanitize(msg, strlen(msg), m, sizeof m));
+  }
+  free(buf);
+  frz_dump_free(&d);
+  return rc;
+}
+
+/* Is the watchdog thread of process `pid` (named "fr-watchdog") unable to
+ * run: stopped (T, t), in the kernel uninterruptibly (D) or a zombie? */
+static int watchdog_stuck(unsigned pid)
+{
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%u/task", pid);
+  DIR *dp = opendir(dir);
+  if (!dp) return 0;
+  int stuck = 0;
+  struct dirent *de;
+  while ((de = readdir(dp)) != NULL) {
+    if (de->d_name[0] == '.') continue;
+    char p[400], b[512];
+    snprintf(p, sizeof p, "%s/%s/stat", dir, de->d_name);
+    FILE *f = fopen(p, "r");
+    if (!f) continue;
+    size_t n = fread(b, 1, sizeof b - 1, f);
+    fclose(f);
+    b[n] = 0;
+    char *open = strchr(b, '('), *close = strrchr(b, ')');
+    if (!open || !close || close < open || strncmp(open + 1, "fr-watchdog", 11) != 0) continue;
+    char s = close[1] == ' ' ? close[2] : 0;
+    stuck = s == 'T' || s == 't' || s == 'D' || s == 'Z';
+    break;
+  }
+  closedir(dp);
+  return stuck;
+}
+
+int fd_snapshot_stuck(const char *dumpdir)
+{
+  char *real = realpath(dumpdir, NULL);
+  size_t n;
+  char **v = ring_files(fd_ring_dir(), &n);
+  int k = 0;
+  for (size_t i = 0; i < n; i++) {
+    frz_dump d;
+    frz_ring_info info;
+    frz_error e;
+    int gone = 1;
+    if (real && frz_ring_read_file(v[i], &d, &info, &gone, &e) == FRZ_OK) {
+      unsigned pid = d.process.pid;
+      int mine = strcmp(info.dump_dir, real) == 0;
+      frz_dump_free(&d);
+      char w[4300];
+      if (mine && !gone && watchdog_stuck(pid) && fd_snapshot(v[i], dumpdir, w, sizeof w) == 0) k++;
+    }
+    free(v[i]);
+  }
+  free(v);
+  free(real);
+  return k;
+}
