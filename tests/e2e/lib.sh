@@ -109,6 +109,18 @@ check_tui_first() {
   echo "$name: fr-tui's first screen shows the culprit"
 }
 
+# fr_torch_python: a Python that imports torch.distributed (Debian's
+# python3-torch, which scripts/setup.sh installs) into FR_TORCH_PY; returns
+# 1 when there is none.  python3 first, then the system's /usr/bin/python3
+# (a python3 of pyenv or a virtualenv first on PATH does not see Debian's).
+fr_torch_python() {
+  for FR_TORCH_PY in python3 /usr/bin/python3; do
+    "$FR_TORCH_PY" -c 'import torch.distributed.run' > /dev/null 2>&1 && return 0
+  done
+  FR_TORCH_PY=""
+  return 1
+}
+
 # skip_under_tsan WHAT: exit 77 (skipped) in a ThreadSanitizer build, whose
 # signal interception delivers the stack signal late, from its own frames
 # (a thread blocked in a system call answers only when the call returns):
