@@ -49,31 +49,12 @@ esac
 have_mpirun=0
 command -v mpirun > /dev/null 2>&1 && have_mpirun=1
 
-cat > "$FR_TMP/job.scn" << 'EOF'
-world 4
-steps 12
-allreduce world count=1024 dtype=float32 redop=sum
-broadcast world count=1024 dtype=float32 root=0
-fault rank=2 step=5 op=1 stop
-EOF
+relay_job_scn > "$FR_TMP/job.scn"
 # recover: rank 2 sleeps 4 s; rank 3 enters 1 s late, so it times out (and
 # sends its line) during the others' episode
 { sed 's/ stop$/ sleep=4000/' "$FR_TMP/job.scn"; echo "fault rank=3 step=5 op=1 sleep=1000"; } > "$FR_TMP/recover.scn"
 grep -v '^fault' "$FR_TMP/job.scn" > "$FR_TMP/clean.scn"
 rank_sh="$FR_SRCDIR/tests/relay-rank.sh"
-
-# wait_dumps DIR: until every node directory holds a frame-0 dump (60 s)
-wait_dumps() {
-  i=0
-  while [ $i -lt 600 ]; do
-    n=0
-    for r in 0 1 2 3; do ls "$1/node$r/"*-f0000.frz > /dev/null 2>&1 && n=$((n + 1)); done
-    [ $n -eq 4 ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 
 # stop_ranks DIR: kill the ranks (they hang by design)
 stop_ranks() {
