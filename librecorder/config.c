@@ -46,7 +46,7 @@ static int env_bool(const char *name, int def) {
     return 1;
   if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcasecmp(v, "false"))
     return 0;
-  fr_log("%s=\"%.40s\" is not a boolean (1/0); using %d", name, v, def);
+  fr_log("%s=\"%.40s\" is not a boolean (1/0); using %d", name, v, def ? 1 : 0);
   return def;
 }
 
@@ -101,8 +101,15 @@ void fr_config_load(fr_config *c) {
   c->backtrace_depth = env_uint("FR_BACKTRACE", 0, 0, FRZ_BACKTRACE_MAX);
   c->trigger_file = env_bool("FR_TRIGGER_FILE", 1);
   c->trigger_pmix = env_bool("FR_TRIGGER_PMIX", 1);
-  c->trigger_store = env_bool("FR_TRIGGER_STORE", 0);
-  c->store_poll_ms = env_uint("FR_TRIGGER_STORE_POLL_MS", 1000, 10, 600000);
+  /* On by default under torchrun (TORCHELASTIC_RUN_ID is set by its agent
+   * for every worker, beside MASTER_ADDR and MASTER_PORT); 2 marks that
+   * default, which stays quiet when there is no store address. */
+  const char *torchrun = getenv("TORCHELASTIC_RUN_ID");
+  c->trigger_store = env_bool("FR_TRIGGER_STORE", torchrun && *torchrun ? 2 : 0);
+  /* The whole job asks the store at most about 1000 times a second: one
+   * query per rank per second up to 1000 ranks, then one per WORLD_SIZE ms. */
+  int world = fr_env_world_size();
+  c->store_poll_ms = env_uint("FR_TRIGGER_STORE_POLL_MS", world > 1000 ? (uint32_t)world : 1000, 10, 600000);
   c->profiler_mask = env_mask("FR_PROFILER_MASK", FR_PROFILER_DEFAULT_MASK);
   c->stacks = env_bool("FR_STACKS", 1);
   c->stack_signal = env_signal("FR_STACK_SIGNAL", SIGRTMAX - 2, "SIGRTMAX-2");

@@ -131,6 +131,9 @@ void fr_env_job_id(char *buf, size_t len) {
   buf[0] = '\0';
   for (const char *const *p = n; *p; p++) {
     const char *v = getenv(*p);
+    /* torchrun's run id is "none" unless --rdzv_id is given: every such job
+     * would share it, so it is no job id (the first comm's id is used) */
+    if (v && !strcmp(*p, "TORCHELASTIC_RUN_ID") && !strcmp(v, "none")) continue;
     if (v && *v) {
       size_t l = strlen(v);
       if (l >= len) l = len - 1;

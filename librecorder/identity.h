@@ -40,8 +40,9 @@ int fr_env_global_rank(void);
 int fr_env_world_size(void);
 /* Local rank from LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID; -1. */
 int fr_env_local_rank(void);
-/* Job id into buf (FR_JOB_ID, SLURM_JOB_ID, TORCHELASTIC_RUN_ID); "" when
- * none.  Characters outside [A-Za-z0-9._-] become '_'. */
+/* Job id into buf (FR_JOB_ID, SLURM_JOB_ID, TORCHELASTIC_RUN_ID but for
+ * torchrun's default "none"); "" when none.  Characters outside
+ * [A-Za-z0-9._-] become '_'. */
 void fr_env_job_id(char *buf, size_t len);
 /* Make `s` safe for a file name in place: [A-Za-z0-9._-], others '_'. */
 void fr_sanitize_name(char *s);

@@ -41,7 +41,7 @@ typedef struct fr_config {
   uint32_t backtrace_depth;    /* FR_BACKTRACE (default 0, at most FRZ_BACKTRACE_MAX) */
   int trigger_file;            /* FR_TRIGGER_FILE (default 1): write/watch DIR/TRIGGER */
   int trigger_pmix;            /* FR_TRIGGER_PMIX (default 1): PMIx events, when under PMIx */
-  int trigger_store;           /* FR_TRIGGER_STORE (default 0): the job's TCPStore */
+  int trigger_store;           /* FR_TRIGGER_STORE: the job's TCPStore; default 0, under torchrun 2 (on, quiet without an address) */
   uint32_t store_poll_ms;      /* FR_TRIGGER_STORE_POLL_MS (default 1000) */
   int stacks;                  /* FR_STACKS (default 1): every thread's stack in each dump */
   int stack_signal;            /* FR_STACK_SIGNAL (default SIGRTMAX-2) */

@@ -9,18 +9,38 @@
  * the key exists and reads it when it does: one small query per rank per
  * poll.
  *
- * The wire protocol is PyTorch's (torch/csrc/distributed/c10d/TCPStore.cpp
- * and TCPStoreBackend.hpp; the legacy and the libuv servers speak the
- * same): a query is a u8 type, then its arguments; integers in the host's
- * byte order; a string or byte vector is a u64 length and the bytes.
- *   VALIDATE (0): u32 0x3C85F7CE, first on every connection; no answer
- *   SET      (1): key, value; no answer (not used)
- *   COMPARE_SET (2): key, expected, desired; the value is set to desired
- *                 when it is expected (or missing and expected empty);
- *                 answer: the value now
- *   GET      (3): key; answer: value (the server waits while the key is
- *                 missing, so it is asked only after CHECK said ready)
- *   CHECK    (5): u64 count, keys; answer: u8 0 ready (all exist), 1 not
+ * The wire protocol is PyTorch's (torch/csrc/distributed/c10d/TCPStore.cpp,
+ * TCPStoreBackend.hpp/.cpp and TCPStoreLibUvBackend.cpp): a query is a u8
+ * type, then its arguments; integers in the host's byte order; a string or
+ * byte vector is a u64 length and the bytes.  Two numberings are in use:
+ *                          current   older (PyTorch 2.1 and before:
+ *                                    1.13, Debian 12's python3-torch)
+ *   VALIDATE + u32 magic      0      -    first on every connection; no answer
+ *   SET                       1      0
+ *   COMPARE_SET               2      1   key, expected, desired; the value is
+ *                                        set to desired when it is expected (or
+ *                                        missing and expected empty); answer:
+ *                                        the value now
+ *   GET                       3      2   key; answer: value (asked only after
+ *                                        CHECK said ready: a missing key makes
+ *                                        the server wait or drop us)
+ *   CHECK                     5      4   u64 count, keys; answer: u8 0 ready
+ *                                        (all exist), 1 not
+ *   GETNUMKEYS                7      6   answer: i64 number of keys
+ * A current server (the legacy daemon and the libuv one) drops a connection
+ * whose first query is not VALIDATE 0x3C85F7CE; an older one takes byte 0
+ * as SET and reads a u64 key length next.  So the greeting is VALIDATE, the
+ * magic, then four GETNUMKEYS (7 7 7 7): a current server answers four
+ * counts; an older one reads the key length 0x070707073C85F7CE (about 2^58
+ * bytes, more than any address space), fails to allocate it, and closes
+ * that connection quietly, serving the others on (checked against PyTorch
+ * 1.13's server).  Then one GETNUMKEYS in the older numbering, on a new
+ * connection, tells an older server.  The numbering found is kept for
+ * reconnections; the polls themselves carry no probing.  A server that
+ * answers neither greeting (it closes, or answers what no TCPStore would)
+ * is one line on stderr and the store is not used again; one that does not
+ * answer at all is retried, and after 3 greetings without an answer it is
+ * given up the same way.
  * PyTorch's client API puts "/" in front of every key, so Python sees ours
  * as store.get("flightrec/trigger/JOB").  Each query (and the connection)
  * has 2 seconds in all, however the server dribbles its answer; a store
@@ -43,11 +63,13 @@
 #include "relay.h"
 
 #define STORE_MAGIC 0x3C85F7CEu
+/* query types, current numbering; the older one is each minus 1 (qt()) */
 #define Q_VALIDATE 0
-#define Q_SET 1
 #define Q_COMPARE_SET 2
 #define Q_GET 3
 #define Q_CHECK 5
+#define Q_GETNUMKEYS 7
+#define GREETING_TRIES 3 /* greetings without any answer before giving up */
 #define IO_LIMIT_MS 2000
 #define RETRY_MAX_NS (30ull * 1000000000ull)
 
@@ -57,6 +79,16 @@ static uint64_t next_try_ns, retry_ns = 1000000000ull;
 static int complained;
 static uint64_t io_deadline_ns; /* CLOCK_MONOTONIC: the current query's end */
 static _Atomic int interrupted; /* the process is exiting: no more tries, no complaint */
+static int closed_by_server;    /* the last receive met the end of the connection */
+
+/* The server's protocol: unknown until a greeting is answered, then kept. */
+enum { PROTO_UNKNOWN, PROTO_VALIDATE, PROTO_OLDER };
+static int proto;
+static int given_up;     /* a server we do not understand: never again */
+static int silent_tries; /* greetings in a row that got no answer at all */
+
+/* A query type in the server's numbering. */
+static uint8_t qt(uint8_t current) { return proto == PROTO_OLDER ? (uint8_t)(current - 1) : current; }
 
 /* A TCP port number: decimal digits, 1..65535. */
 static int port_ok(const char *p) {
@@ -102,6 +134,7 @@ int fr_store_wanted(void) {
     addr_bad = 1;
   }
   if (find_address() != 0) {
+    if (fr_g.cfg.trigger_store == 2) return 0; /* torchrun's default: nothing to say */
     fr_log("FR_TRIGGER_STORE=1 but no store address (FR_TRIGGER_STORE_ADDR=HOST:PORT, or MASTER_ADDR "
            "and MASTER_PORT with a port from 1 to 65535); the store is not used");
     return 0;
@@ -123,15 +156,18 @@ static int wait_fd(short events) {
     if (now >= io_deadline_ns) return -1;
     n = poll(&p, 1, (int)((io_deadline_ns - now + 999999) / 1000000));
   } while (n < 0 && errno == EINTR);
+  if (n == 1 && (p.revents & POLLERR)) closed_by_server = 1; /* reset by the peer */
   return n == 1 && !(p.revents & (POLLERR | POLLNVAL)) ? 0 : -1;
 }
 
 static int send_all(const void *buf, size_t len) {
   const uint8_t *b = buf;
+  closed_by_server = 0;
   while (len) {
     if (wait_fd(POLLOUT) != 0) return -1;
     ssize_t n = send(fd, b, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) closed_by_server = 1;
     if (n <= 0) return -1;
     b += n;
     len -= (size_t)n;
@@ -141,10 +177,12 @@ static int send_all(const void *buf, size_t len) {
 
 static int recv_all(void *buf, size_t len) {
   uint8_t *b = buf;
+  closed_by_server = 0;
   while (len) {
     if (wait_fd(POLLIN) != 0) return -1;
     ssize_t n = recv(fd, b, len, MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) closed_by_server = 1;
     if (n <= 0) return -1;
     b += n;
     len -= (size_t)n;
@@ -183,7 +221,18 @@ static void drop(const char *why) {
   }
 }
 
-static int connect_store(void) {
+/* One line and the store is not used again (the process's lifetime). */
+static void give_up(const char *why) {
+  if (fd >= 0) close(fd);
+  __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
+  given_up = 1;
+  if (!atomic_load(&interrupted))
+    fr_log("FR_TRIGGER_STORE: the server at %s:%s %s; the store is not used (the trigger file goes on working)",
+           host, port, why);
+}
+
+/* A TCP connection to host:port into fd: 0, or -1 (dropped). */
+static int open_socket(void) {
   begin_io();
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);
@@ -219,21 +268,73 @@ static int connect_store(void) {
   }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  uint8_t v[5] = {Q_VALIDATE};
-  uint32_t magic = STORE_MAGIC;
-  memcpy(v + 1, &magic, 4);
-  if (send_all(v, sizeof v) != 0) {
-    drop("does not take our validation");
-    return -1;
-  }
-  retry_ns = 1000000000ull;
   return 0;
+}
+
+/* The greeting of protocol p on the open fd (see the top of this file):
+ * 0 answered as that protocol's server would, 1 not this protocol (the
+ * server closed the connection or answered what no TCPStore would), -1 no
+ * answer in time or a local failure. */
+static int greet(int p) {
+  uint8_t q[9];
+  size_t len, nanswers;
+  if (p == PROTO_VALIDATE) {
+    uint32_t magic = STORE_MAGIC;
+    q[0] = Q_VALIDATE;
+    memcpy(q + 1, &magic, 4);
+    memset(q + 5, Q_GETNUMKEYS, 4);
+    len = 9, nanswers = 4;
+  } else {
+    q[0] = Q_GETNUMKEYS - 1;
+    len = 1, nanswers = 1;
+  }
+  int64_t n[4];
+  begin_io();
+  if (send_all(q, len) != 0) return closed_by_server ? 1 : -1;
+  if (recv_all(n, nanswers * sizeof n[0]) != 0) return closed_by_server ? 1 : -1;
+  for (size_t i = 0; i < nanswers; i++)
+    if (n[i] < 0 || n[i] > (INT64_C(1) << 40)) return 1; /* not a count of keys */
+  return 0;
+}
+
+/* Connect and greet: the known protocol, else the current one, then the
+ * older one on a new connection.  0 when fd is ready for queries. */
+static int connect_store(void) {
+  if (given_up || open_socket() != 0) return -1;
+  int p = proto != PROTO_UNKNOWN ? proto : PROTO_VALIDATE;
+  int r = greet(p);
+  if (r == 1 && proto == PROTO_UNKNOWN) {
+    close(fd);
+    __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
+    if (open_socket() != 0) return -1;
+    p = PROTO_OLDER;
+    r = greet(p);
+  }
+  if (r == 0) {
+    proto = p;
+    silent_tries = 0;
+    retry_ns = 1000000000ull;
+    return 0;
+  }
+  if (r == 1 && proto == PROTO_UNKNOWN)
+    give_up("answers neither as a PyTorch TCPStore with VALIDATE (PyTorch 2.2 and later) nor as one without "
+            "(earlier)");
+  else if (r == 1)
+    drop("closed the connection at our greeting");
+  else if (proto == PROTO_UNKNOWN && ++silent_tries >= GREETING_TRIES)
+    give_up("did not answer a TCPStore greeting 3 times");
+  else if (proto == PROTO_UNKNOWN) { /* slow, or not a TCPStore: no word until that is clear */
+    close(fd);
+    __atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
+  } else
+    drop("does not answer");
+  return -1;
 }
 
 /* Connected, or tried too recently: 0 when fd is usable. */
 static int ensure(uint64_t now_ns) {
   if (fd >= 0) return 0;
-  if (atomic_load(&interrupted)) return -1;
+  if (given_up || atomic_load(&interrupted)) return -1;
   if (now_ns < next_try_ns) return -1;
   if (connect_store() == 0) return 0;
   next_try_ns = now_ns + retry_ns;
@@ -249,7 +350,7 @@ static int read_key(char *value, size_t *len) {
   size_t clens[] = {(size_t)-1, strlen(key)};
   uint8_t ready = 1;
   begin_io();
-  if (send_query(Q_CHECK, cparts, clens, 2) != 0 || recv_all(&ready, 1) != 0) {
+  if (send_query(qt(Q_CHECK), cparts, clens, 2) != 0 || recv_all(&ready, 1) != 0) {
     drop("stopped answering");
     return -1;
   }
@@ -258,7 +359,7 @@ static int read_key(char *value, size_t *len) {
   size_t glens[] = {strlen(key)};
   uint64_t n = 0;
   begin_io();
-  if (send_query(Q_GET, gparts, glens, 1) != 0 || recv_all(&n, 8) != 0 || n > FRZ_TRIGGER_LINE_MAX ||
+  if (send_query(qt(Q_GET), gparts, glens, 1) != 0 || recv_all(&n, 8) != 0 || n > FRZ_TRIGGER_LINE_MAX ||
       recv_all(value, (size_t)n) != 0) {
     drop("gave a broken answer");
     return -1;
@@ -279,7 +380,8 @@ void fr_store_poll(uint64_t now_ns) {
  * stays the one the others are told of.  COMPARE_SET (2) against what was
  * read makes it first-wins between ranks that publish at once too. */
 void fr_store_publish(const char *line) {
-  if (fd < 0 && connect_store() != 0) return; /* a hang is worth a connection attempt now */
+  if (fd < 0 && (atomic_load(&interrupted) || connect_store() != 0))
+    return; /* a hang is worth a connection attempt now */
   char cur[FRZ_TRIGGER_LINE_MAX];
   size_t curlen = 0;
   int have = read_key(cur, &curlen);
@@ -296,7 +398,7 @@ void fr_store_publish(const char *line) {
   uint64_t n = 0;
   char answer[FRZ_TRIGGER_LINE_MAX];
   begin_io();
-  if (send_query(Q_COMPARE_SET, parts, lens, 3) != 0 || recv_all(&n, 8) != 0 || n > sizeof answer ||
+  if (send_query(qt(Q_COMPARE_SET), parts, lens, 3) != 0 || recv_all(&n, 8) != 0 || n > sizeof answer ||
       recv_all(answer, (size_t)n) != 0)
     drop("refused our key");
 }

@@ -109,6 +109,39 @@ check_tui_first() {
   echo "$name: fr-tui's first screen shows the culprit"
 }
 
+# relay_job_scn: the 4-rank job of the relay tests, rank 2 stopped outside
+# NCCL before the all-reduce of step 5, on stdout
+relay_job_scn() {
+  printf '%s\n' 'world 4' 'steps 12' 'allreduce world count=1024 dtype=float32 redop=sum' \
+    'broadcast world count=1024 dtype=float32 root=0' 'fault rank=2 step=5 op=1 stop'
+}
+
+# wait_dumps DIR: until every node directory DIR/node0..3 holds a frame-0
+# dump (60 s); 1 when one does not
+wait_dumps() {
+  i=0
+  while [ $i -lt 600 ]; do
+    n=0
+    for r in 0 1 2 3; do ls "$1/node$r/"*-f0000.frz > /dev/null 2>&1 && n=$((n + 1)); done
+    [ $n -eq 4 ] && return 0
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
+# fr_torch_python: a Python that imports torch.distributed (Debian's
+# python3-torch, which scripts/setup.sh installs) into FR_TORCH_PY; returns
+# 1 when there is none.  python3 first, then the system's /usr/bin/python3
+# (a python3 of pyenv or a virtualenv first on PATH does not see Debian's).
+fr_torch_python() {
+  for FR_TORCH_PY in python3 /usr/bin/python3; do
+    "$FR_TORCH_PY" -c 'import torch.distributed.run' > /dev/null 2>&1 && return 0
+  done
+  FR_TORCH_PY=""
+  return 1
+}
+
 # skip_under_tsan WHAT: exit 77 (skipped) in a ThreadSanitizer build, whose
 # signal interception delivers the stack signal late, from its own frames
 # (a thread blocked in a system call answers only when the call returns):

@@ -6,8 +6,14 @@
 # 2 stops outside NCCL before the all-reduce of step 5, so its own watchdog
 # sees nothing.  The other ranks time out; the hang must reach rank 2 by
 #   pmix:  Open MPI's mpirun starts the job; the PMIx event (FR_TRIGGER_PMIX)
-#   store: a TCPStore test server (tests/store-server.py, PyTorch's wire
-#          protocol) at MASTER_ADDR:MASTER_PORT; the key (FR_TRIGGER_STORE=1)
+#   store: a TCPStore at MASTER_ADDR:MASTER_PORT; the key (FR_TRIGGER_STORE=1),
+#          three times: the test server (tests/store-server.py) speaking the
+#          current protocol (VALIDATE first), the same speaking the older
+#          numbering, and a real PyTorch TCPStore (tests/torch-store.py;
+#          Debian's python3-torch, 1.13: the older numbering).  The servers
+#          are not upset: the current one closes no connection, the older
+#          one closes one per rank at its greeting (as the real one does)
+#          and takes nothing else amiss, the real one says nothing
 # Each time: every rank writes frame 0, rank 2's says it came by that
 # mechanism from another rank with a latency, the store's key is set once
 # (the first rank's line stays), and fr-analyze over the four directories
@@ -25,7 +31,9 @@
 #            nothing (a process that joined PMIx and left without
 #            PMIx_Finalize would be "exiting improperly"); the same job with
 #            FR_TRIGGER_STORE=1 against a store that closes every
-#            connection exits 0, one line on stderr about the store per rank
+#            connection, and against one that never answers, exits 0, one
+#            line on stderr about the store per rank, and the ranks stop
+#            knocking (a server we do not understand is left alone)
 #   trigger-relay.sh [pmix|store|recover|preset|slow|clean]...   (default
 #            all, in a sanitizer build pmix, store and clean; the mpirun
 #            parts are skipped, with a note, when mpirun is not installed)
@@ -41,31 +49,12 @@ esac
 have_mpirun=0
 command -v mpirun > /dev/null 2>&1 && have_mpirun=1
 
-cat > "$FR_TMP/job.scn" << 'EOF'
-world 4
-steps 12
-allreduce world count=1024 dtype=float32 redop=sum
-broadcast world count=1024 dtype=float32 root=0
-fault rank=2 step=5 op=1 stop
-EOF
+relay_job_scn > "$FR_TMP/job.scn"
 # recover: rank 2 sleeps 4 s; rank 3 enters 1 s late, so it times out (and
 # sends its line) during the others' episode
 { sed 's/ stop$/ sleep=4000/' "$FR_TMP/job.scn"; echo "fault rank=3 step=5 op=1 sleep=1000"; } > "$FR_TMP/recover.scn"
 grep -v '^fault' "$FR_TMP/job.scn" > "$FR_TMP/clean.scn"
 rank_sh="$FR_SRCDIR/tests/relay-rank.sh"
-
-# wait_dumps DIR: until every node directory holds a frame-0 dump (60 s)
-wait_dumps() {
-  i=0
-  while [ $i -lt 600 ]; do
-    n=0
-    for r in 0 1 2 3; do ls "$1/node$r/"*-f0000.frz > /dev/null 2>&1 && n=$((n + 1)); done
-    [ $n -eq 4 ] && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 
 # stop_ranks DIR: kill the ranks (they hang by design)
 stop_ranks() {
@@ -84,6 +73,71 @@ start_store() {
   [ -s "$d/port" ] || { kill $spid; fail "the test store did not start"; }
 }
 stop_store() { kill $spid 2> /dev/null; wait $spid 2> /dev/null; }
+
+# start_torch_store DIR: a real PyTorch TCPStore instead ($spid, DIR/port)
+start_torch_store() {
+  "$FR_TORCH_PY" "$FR_SRCDIR/tests/torch-store.py" serve --port-file "$1/port" > "$1/server.log" 2>&1 &
+  spid=$!
+  i=0
+  while [ ! -s "$1/port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -s "$1/port" ] || { kill $spid; cat "$1/server.log" >&2; fail "the PyTorch TCPStore did not start"; }
+}
+
+# clean_against WHAT SCENARIO SERVER-OPTION: the job without a hang, with
+# FR_TRIGGER_STORE=1, against the test server started with that option in
+# $run; every rank must exit 0
+clean_against() {
+  mkdir -p "$run"
+  start_store "$run" "$3"
+  ( export FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port")
+    launch_ranks "$run" "$2"
+    st=0
+    for p in $lpids; do wait "$p" || st=1; done
+    exit $st ) || { cat "$run"/rank-*.log >&2; fail "clean: a rank failed against a $1 store"; }
+  stop_store
+}
+
+# store_run SERVER: the hanging job relayed by the store; SERVER validate or
+# older (the test server speaking that protocol) or torch (PyTorch's own)
+store_run() {
+  run="$FR_TMP/store-$1"
+  mkdir -p "$run"
+  closed="nothing it said"
+  case $1 in
+  torch) start_torch_store "$run" ;;
+  *) start_store "$run" --protocol "$1" ;;
+  esac
+  port=$(cat "$run/port")
+  FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    hang_run store "$run" launch_ranks
+  ! grep -h 'FR_TRIGGER_STORE' "$run"/rank-*.log || fail "store ($1): a rank complained about the store"
+  case $1 in
+  torch)
+    "$FR_TORCH_PY" "$FR_SRCDIR/tests/torch-store.py" get --port "$port" flightrec/trigger/relay > "$run/key.txt" ||
+      fail "store (torch): the key flightrec/trigger/relay is not in PyTorch's store"
+    stop_store
+    # the key holds the line of the rank that rank 2 was told of
+    from=$(sed -n 's/^trigger: *store by rank \([0-9]*\):.*/\1/p' "$run/r2.txt")
+    grep -Eq "^flightrec-trigger v1 rank=$from " "$run/key.txt" ||
+      { cat "$run/key.txt" "$run/r2.txt" >&2; fail "store (torch): the key is not the line rank 2 took"; }
+    [ ! -s "$run/server.log" ] || { cat "$run/server.log" >&2; fail "store (torch): PyTorch's store said something"; }
+    ;;
+  *)
+    stop_store
+    grep -Eq "^COMPARE_SET /flightrec/trigger/relay .* \\(set\\)$" "$run/server.log" || fail "store ($1): no rank set the key"
+    [ "$(grep -c ' (set)$' "$run/server.log")" -eq 1 ] ||
+      { cat "$run/server.log" >&2; fail "store ($1): the key was set more than once for one hang"; }
+    closed=$(grep '^closed: ' "$run/server.log" | sort | uniq -c | sed 's/^ *//')
+    case $1 in
+    validate) want="" ;;
+    older) want="4 closed: key or value length 506381210764048334" ;; # 0x070707073C85F7CE: the greeting
+    esac
+    [ "$closed" = "$want" ] ||
+      { cat "$run/server.log" >&2; fail "store ($1): the server closed '$closed', expected '$want'"; }
+    ;;
+  esac
+  echo "store ($1): the key reached rank 2; the server closed: ${closed:-no connection}"
+}
 
 # The environment of every rank: RUN, the scenario, the recorder
 RANK_VARS="RUN WORLD SCN FR_SIM_LIBDIR FR_PRELOAD FR_JOB FR_TIMEOUT_SEC FR_POLL_MS FR_JOB_ID FR_SIM_BOOTSTRAP_DIR
@@ -197,13 +251,13 @@ for mech in $which; do
     hang_run pmix "$run" launch_mpi
     ;;
   store)
-    start_store "$run"
-    FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port") \
-      hang_run store "$run" launch_ranks
-    stop_store
-    grep -Eq "^COMPARE_SET /flightrec/trigger/relay .* \\(set\\)$" "$run/server.log" || fail "store: no rank set the key"
-    [ "$(grep -c ' (set)$' "$run/server.log")" -eq 1 ] ||
-      { cat "$run/server.log" >&2; fail "store: the key was set more than once for one hang"; }
+    store_run validate
+    store_run older
+    if fr_torch_python; then
+      store_run torch
+    else
+      echo "note: store: no Python with PyTorch (scripts/setup.sh installs python3-torch); not run against PyTorch's TCPStore"
+    fi
     ;;
   recover)
     start_store "$run"
@@ -241,14 +295,7 @@ for mech in $which; do
       echo "clean: a job without a hang under mpirun exits 0, nothing said"
     fi
     run="$FR_TMP/clean-store" # a bootstrap directory of its own
-    mkdir -p "$run"
-    start_store "$run" --refuse
-    ( export FR_TRIGGER_STORE=1 FR_TRIGGER_PMIX=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$run/port")
-      launch_ranks "$run" "$FR_TMP/clean.scn"
-      st=0
-      for p in $lpids; do wait "$p" || st=1; done
-      exit $st ) || { cat "$run"/rank-*.log >&2; fail "clean: a rank failed against a refusing store"; }
-    stop_store
+    clean_against refusing "$FR_TMP/clean.scn" --refuse
     said=0
     for r in 0 1 2 3; do
       n=$(grep -c 'FR_TRIGGER_STORE' "$run/rank-$r.log")
@@ -257,6 +304,20 @@ for mech in $which; do
     done
     [ $said -ge 1 ] || fail "clean: no rank noticed that the store refuses it"
     echo "clean: a refusing store: every rank exits 0, at most one line each"
+    # A server that never answers: every rank sleeps 11 s at its first
+    # step, time for 3 greetings (2 s each, 1 s and 2 s apart); then each
+    # says one line and knocks no more
+    run="$FR_TMP/clean-mute"
+    { cat "$FR_TMP/clean.scn"; for r in 0 1 2 3; do echo "fault rank=$r step=1 op=1 sleep=11000"; done; } > "$FR_TMP/mute.scn"
+    clean_against mute "$FR_TMP/mute.scn" --mute
+    for r in 0 1 2 3; do
+      grep 'FR_TRIGGER_STORE' "$run/rank-$r.log" > "$run/said-$r.txt"
+      [ "$(wc -l < "$run/said-$r.txt")" -eq 1 ] && grep -q 'did not answer a TCPStore greeting 3 times' "$run/said-$r.txt" ||
+        { cat "$run/rank-$r.log" >&2; fail "clean: rank $r did not say one line about the mute server"; }
+    done
+    n=$(grep -c '^connection$' "$run/server.log")
+    [ "$n" -eq 12 ] || { cat "$run/server.log" >&2; fail "clean: the mute server saw $n connections, not 3 per rank"; }
+    echo "clean: a server that never answers: 3 greetings per rank, then one line each and no more"
     ;;
   *) fail "unknown mechanism $mech" ;;
   esac

@@ -93,6 +93,9 @@ START_TEST(job_id_precedence_and_sanitising) {
   clear_rank_env();
   fr_env_job_id(buf, sizeof buf);
   ck_assert_str_eq(buf, "");
+  setenv("TORCHELASTIC_RUN_ID", "none", 1); /* torchrun without --rdzv_id: no job id */
+  fr_env_job_id(buf, sizeof buf);
+  ck_assert_str_eq(buf, "");
   setenv("TORCHELASTIC_RUN_ID", "abc/../x y", 1);
   fr_env_job_id(buf, sizeof buf);
   ck_assert_str_eq(buf, "abc_.._x_y");
