@@ -53,3 +53,27 @@ int fa_alive_split(const fa_analysis *a, const fa_ranks *r, fa_ranks *announced,
     }
   return 0;
 }
+
+int fa_ended_cleanly(const fa_analysis *a, const fa_comm *c, const fa_member *m)
+{
+  if (m->rank >= 0 || m->global_rank < 0 || fa_find_rank(a, m->global_rank) >= 0 || !fa_alive_any(a) ||
+      fa_alive_of(a, m->global_rank))
+    return 0;
+  /* it took part in the comm: a member with a dump completed, after the
+   * creation, a collective that needs every member (tracked) */
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *o = &c->members[r];
+    if (o->rank < 0 || o->counters_unknown) continue;
+    const fa_frame *f = &a->frames[o->frame];
+    if (f->dump.pt) continue;
+    const fa_slice *sl = &f->coll[o->entry];
+    for (uint32_t k = 0; k < sl->len; k++) {
+      const frz_record *x = &f->dump.records[f->idx[sl->start + k]];
+      if (x->seq >= 1 && x->state == FRZ_STATE_COMPLETED && !(x->flags & FRZ_RF_NO_TRACKING) &&
+          (x->op == FRZ_OP_AllReduce || x->op == FRZ_OP_AllGather || x->op == FRZ_OP_ReduceScatter ||
+           x->op == FRZ_OP_AlltoAll))
+        return 1;
+    }
+  }
+  return 0;
+}

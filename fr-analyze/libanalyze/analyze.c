@@ -534,6 +534,7 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->rank < 0 && m->absent && fa_rank_done(a, fa_find_rank(a, m->global_rank))) continue;
+    if (fa_ended_cleanly(a, c, m)) continue; /* (its work ended: done) */
     if (m->rank < 0) unseen++; /* (an absent rank whose work ended above is done: idle) */
     else if (m->counters_unknown) return;
     else if (past_there(a, c, m)) past++;
@@ -562,8 +563,8 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
   for (int32_t r = 0; r < c->size; r++)
     if (c->members[r].rank >= 0)
       c->members[r].state = past_there(a, c, &c->members[r]) ? FA_MEMBER_AHEAD : FA_MEMBER_IDLE;
-    else if (c->members[r].absent)
-      c->members[r].state = FA_MEMBER_IDLE; /* it ended its work without creating the comm */
+    else if (c->members[r].absent || fa_ended_cleanly(a, c, &c->members[r]))
+      c->members[r].state = FA_MEMBER_IDLE; /* it ended its work (without creating the comm) */
   c->nwaiting = c->npassed = c->nlagging = 0;
   c->nahead = past;
 }

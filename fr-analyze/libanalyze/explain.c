@@ -302,9 +302,46 @@ static int32_t explain_one(const fa_analysis *a, const int32_t *label, const fa_
   if ((f = reached(a, label, o->rank)) >= 0) return f;
   /* waits on the comm a fault sits in */
   if ((o->kind == FA_OBS_WAITING || o->kind == FA_OBS_NO_DUMP) && (f = comm_fault(v, o->comm)) >= 0) return f;
+  /* a member of unknown rank without a dump, on a comm a deadlock cycle passes through (the cycle),
+   * or that a member at fault itself waits in (that fault) */
+  for (uint32_t k = 0; o->kind == FA_OBS_NO_DUMP && o->rank < 0 && k < v->ncycle; k++)
+    if (v->cycle[k].comm == o->comm && (f = own_fault(v, v->cycle[k].rank)) >= 0) return f;
+  if (o->kind == FA_OBS_NO_DUMP && o->rank < 0 && o->comm >= 0) {
+    const fa_comm *c = &a->comms[o->comm];
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].rank >= 0 && (f = own_fault(v, c->members[r].global_rank)) >= 0) return f;
+  }
   /* a rank blocked outside NCCL waiting for another rank (its stack): held by the root causes */
   if (o->rank >= 0 && fa_ranks_has(&v->outside, o->rank) && v->nfaults) return 0;
   return -1;
+}
+
+/* The members of the comm of a fault of no one rank (a link, calls that
+ * differ without a minority) that wait there: in its stuck op, behind it on
+ * their streams, or in a p2p pair of it that never moved, take that fault
+ * (the wait-for graph has no edge into such a comm: nobody is awaited). */
+static void comm_fault_members(const fa_analysis *a, int32_t *label)
+{
+  const fa_verdict *v = &a->verdict;
+  for (uint32_t i = 0; i < v->nfaults; i++) {
+    const fa_fault *f = &v->faults[i];
+    if (f->rank >= 0 || f->comm < 0) continue;
+    const fa_comm *c = &a->comms[f->comm];
+    for (int32_t r = 0; r < c->size; r++) {
+      const fa_member *m = &c->members[r];
+      if (m->rank < 0 || label[m->rank] >= 0) continue;
+      if (m->state == FA_MEMBER_WAITING || (m->state == FA_MEMBER_LAGGING && m->behind) ||
+          (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued))
+        label[m->rank] = (int32_t)i;
+    }
+    for (uint32_t k = 0; k < c->nlinks; k++) {
+      const fa_link *l = &c->links[k];
+      if (!l->p2p || !l->joined) continue;
+      int32_t ends[2] = {fa_find_rank(a, l->src), fa_find_rank(a, l->dst)};
+      for (int e = 0; e < 2; e++)
+        if (ends[e] >= 0 && label[ends[e]] < 0) label[ends[e]] = (int32_t)i;
+    }
+  }
 }
 
 /* A stuck op that every member with a dump joined (its hub awaits no one)
@@ -313,9 +350,11 @@ static int32_t explain_one(const fa_analysis *a, const int32_t *label, const fa_
  * its streams (PyTorch orders its NCCL streams after the compute stream with
  * events; NCCL runs one comm's ops in order).  Each waiting member of such
  * an op takes the fault of a member that reaches one, until nothing changes
- * (a few rounds: each round crosses one comm).  label: per wait-for node. */
+ * (a few rounds: each round crosses one comm).  label: per wait-for node.
+ * Returns whether it labelled any. */
 static int held_members(const fa_analysis *a, int32_t *label)
 {
+  int any = 0;
   for (int round = 0; round < 16; round++) {
     int changed = 0;
     for (uint32_t ci = 0; ci < a->ncomms; ci++) {
@@ -329,12 +368,12 @@ static int held_members(const fa_analysis *a, int32_t *label)
         const fa_member *m = &c->members[r];
         if (m->rank < 0 || label[m->rank] >= 0) continue;
         label[m->rank] = f;
-        changed = 1;
+        changed = any = 1;
       }
     }
     if (!changed) break;
   }
-  return 0;
+  return any;
 }
 
 int fa_explain(fa_analysis *a)
@@ -351,8 +390,9 @@ int fa_explain(fa_analysis *a)
   /* label every node of the wait-for graph with the nearest fault it reaches */
   fa_wgraph *g = v->nfaults ? fa_wgraph_build(a) : NULL;
   int32_t *in = NULL, *out = NULL;
+  uint32_t nn = 0;
   if (g) {
-    uint32_t nn = fa_wgraph_nodes(g);
+    nn = fa_wgraph_nodes(g);
     in = malloc(nn * sizeof *in);
     out = malloc(nn * sizeof *out);
     if (!in || !out) goto oom;
@@ -360,12 +400,28 @@ int fa_explain(fa_analysis *a)
     for (uint32_t i = v->nfaults; i-- > 0;) { /* (the first fault of a node keeps it) */
       const fa_fault *f = &v->faults[i];
       int32_t k = fa_find_rank(a, f->rank);
-      if (k >= 0) in[k] = (int32_t)i;
-      else if (f->comm >= 0) in[a->nranks + (uint32_t)f->comm] = (int32_t)i;
+      if (k >= 0) {
+        in[k] = (int32_t)i;
+        continue;
+      }
+      if (f->comm >= 0) in[a->nranks + (uint32_t)f->comm] = (int32_t)i;
+      /* a rank without a dump: the comm hubs that await it stand for it */
+      for (uint32_t ci = 0; f->rank >= 0 && ci < a->ncomms; ci++) {
+        const fa_comm *c = &a->comms[ci];
+        for (int32_t r = 0; c->stuck && r < c->size; r++)
+          if (c->members[r].global_rank == f->rank && c->members[r].rank < 0 && fa_member_blamed(c, &c->members[r]))
+            in[a->nranks + ci] = (int32_t)i;
+      }
     }
-    if (fa_wgraph_reaching(g, in, out)) goto oom;
+    comm_fault_members(a, in);
+    /* the waits, then the ops every member joined that a held member holds,
+     * and the waits again from what that labelled, until nothing changes */
+    for (int round = 0; round < 8; round++) {
+      if (fa_wgraph_reaching(g, in, out)) goto oom;
+      if (!held_members(a, out)) break;
+      memcpy(in, out, nn * sizeof *in);
+    }
   }
-  if (out && held_members(a, out)) goto oom;
   for (uint32_t i = 0; i < l.n; i++) {
     v->obs[i].by = explain_one(a, out, &v->obs[i]);
     v->nunexplained += v->obs[i].by < 0;

@@ -83,6 +83,13 @@ int fa_came_late(const fa_analysis *a, const fa_comm *c, fa_ranks *late, fa_rank
 /* ---- announcements (alive.c) ---- */
 /* The newest announcement of global rank g of the job analysed; NULL none. */
 const frz_alive *fa_alive_of(const fa_analysis *a, int32_t g);
+/* Did member m of c, which left no dump, end its work with a clean exit?
+ * It took part in the comm (a member with a dump completed, after the
+ * creation, a tracked collective that needs every member), and left no
+ * announcement where other processes of its job left theirs: a recording
+ * process removes its own at a clean exit (a killed one's stays).  That it
+ * recorded at all is taken from the job's uniform launch. */
+int fa_ended_cleanly(const fa_analysis *a, const fa_comm *c, const fa_member *m);
 /* Did any process of the job analysed announce itself? */
 int fa_alive_any(const fa_analysis *a);
 /* r split into the ranks that announced themselves and those that did not

@@ -492,6 +492,18 @@ static int say_hang(const fa_analysis *a, sbuf *b)
               ranks_phrase(&v->ahead, p1, sizeof p1), v->ahead.n == 1 ? "is" : "are",
               v->ahead.n == 1 ? "it entered" : "they entered", op, hex, v->ahead.n == 1 ? "alone" : "without the others",
               ranks_phrase(&o, p2, sizeof p2), done, o.n == 1 ? "is" : "are");
+    fa_ranks clean = {NULL, 0};
+    uint32_t cap = 0;
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].state == FA_MEMBER_IDLE && fa_ended_cleanly(a, c, &c->members[r]) &&
+          fa_ranks_push(&clean, &cap, c->members[r].global_rank)) {
+        fa_ranks_free(&clean);
+        goto out;
+      }
+    if (clean.n)
+      sb_printf(b, " (%s left no dump and no announcement: %s exited cleanly)", ranks_phrase(&clean, p1, sizeof p1),
+                clean.n == 1 ? "it" : "they");
+    fa_ranks_free(&clean);
   } else if (v->unfinished.n && not_returned_any(c)) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "the call of %s on comm %s by %s never returned (%s thread is still inside NCCL); %s posted "

@@ -131,8 +131,10 @@ static void not_ahead(fa_analysis *a)
     int all_wait = 1;
     for (int32_t r = 0; r < c->size && all_wait; r++) {
       const fa_member *m = &c->members[r];
-      if (m->state == FA_MEMBER_IDLE && (m->absent || (m->rank >= 0 && a->ranks[m->rank].wait_comm < 0)))
-        all_wait = 0; /* (an absent member idle here ended its work: it waits nowhere) */
+      if (m->state == FA_MEMBER_IDLE && (m->absent || fa_ended_cleanly(a, c, m) ||
+                                         (m->rank >= 0 && a->ranks[m->rank].wait_comm < 0)))
+        all_wait = 0; /* (an absent member idle here, or one that exited cleanly, ended its work:
+                         it waits nowhere) */
     }
     if (!all_wait) continue;
     c->nahead = 0;
