@@ -24,7 +24,7 @@ tests_sim_libsimfault_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/si
 noinst_PROGRAMS += tests/scenario/fr-scenario-job
 tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/scenario.c \
 	tests/scenario/comms.c tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c \
-	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c \
+	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c tests/scenario/model.c \
 	tests/scenario/scenario.h tests/scenario/parse.h tests/scenario/job.h
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
