@@ -158,7 +158,8 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/scenario-lifecycle.sh tests/e2e/scenario-init-waits.sh tests/e2e/scenario-breakit.sh \
 	tests/e2e/random-hangs.sh tests/e2e/scenario-reactions.sh tests/e2e/trigger-relay.sh \
 	tests/e2e/scenario-breakit2.sh tests/e2e/scenario-breakit3.sh tests/e2e/scenario-breakit4.sh \
-	tests/e2e/scenario-breakit5.sh tests/e2e/scenario-breakit6.sh tests/e2e/scenario-breakit7.sh
+	tests/e2e/scenario-breakit5.sh tests/e2e/scenario-breakit6.sh tests/e2e/scenario-breakit7.sh \
+	tests/e2e/scenario-model.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += tests/store-server.py tests/relay-rank.sh
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
@@ -173,12 +174,14 @@ EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	$(wildcard $(srcdir)/tests/scenarios/*.expected.json)
 AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
 # `make check-random`: more random hung jobs than make check runs
-# (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED).
+# (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED;
+# FR_RANDOM_HANGS_KINDS=model|classic to draw only some kinds).
 EXTRA_DIST += tests/random-hangs tests/random-hangs.md
 EXTRA_DIST += tests/device/run-gpu-check.sh tests/device/torch_job.py
 check-random: all tests/run-scenario tests/json-expect
 	FR_RUN_SCENARIO=$(abs_top_builddir)/tests/run-scenario python3 $(top_srcdir)/tests/random-hangs \
-	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
+	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} --kinds $${FR_RANDOM_HANGS_KINDS:-all} \
+	  $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
 .PHONY: check-random
 DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh
 CLEANFILES += tests/.e2e.lock
