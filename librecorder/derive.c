@@ -15,15 +15,22 @@
     return call;
 
 /* Register the child of `parent` returned in *newcomm and bind the
- * profiler context announced in `slot` to it. */
+ * profiler context announced in `slot` to it.  A creation that failed
+ * (`member`: this rank asked for a child) registers the child without a
+ * handle, its size and rank unknown, flagged INIT_FAILED, as a failed init
+ * from unique ids is: the other members' child has that comm id, and this
+ * rank's dump says it never got it (returned, with no handle). */
 static fr_comm *add_child(int slot, fr_comm *parent, ncclComm_t *newcomm, ncclResult_t r,
-                          uint64_t cid, uint32_t flags) {
+                          uint64_t cid, uint32_t flags, int member) {
   fr_comm *c = NULL;
   if (parent && (r == ncclSuccess || r == ncclInProgress) && newcomm && *newcomm) {
     int n, rk;
     fr_comm_ask_size(*newcomm, &n, &rk);
     if (r == ncclInProgress) flags |= FRZ_CF_PENDING;
     c = fr_comm_add((uintptr_t)*newcomm, cid, parent->comm_id, n, rk, flags);
+  } else if (parent && member && r != ncclSuccess && r != ncclInProgress) {
+    fr_prof_pending_done(slot, NULL, 0);
+    return fr_comm_add(0, cid, parent->comm_id, -1, -1, flags | FRZ_CF_INIT_FAILED);
   }
   fr_prof_pending_done(slot, c, r == ncclInProgress);
   return c;
@@ -46,7 +53,7 @@ FR_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
   int slot = parent && color != NCCL_SPLIT_NOCOLOR ? fr_prof_pending_add(cid, -1, -1) : -1;
   ncclResult_t r = real(comm, color, key, newcomm, config);
   if (s) fr_life_done(s, id, r, t0);
-  fr_comm *c = add_child(slot, parent, newcomm, r, cid, FRZ_CF_SPLIT);
+  fr_comm *c = add_child(slot, parent, newcomm, r, cid, FRZ_CF_SPLIT, color != NCCL_SPLIT_NOCOLOR);
   if (c) {
     /* set just after registration: the watchdog may be summarizing it */
     __atomic_store_n(&c->split_color, color, __ATOMIC_RELAXED);

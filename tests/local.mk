@@ -24,7 +24,7 @@ tests_sim_libsimfault_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/si
 noinst_PROGRAMS += tests/scenario/fr-scenario-job
 tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/scenario.c \
 	tests/scenario/comms.c tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c \
-	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c \
+	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c tests/scenario/model.c \
 	tests/scenario/scenario.h tests/scenario/parse.h tests/scenario/job.h
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
@@ -162,7 +162,7 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/random-hangs.sh tests/e2e/scenario-reactions.sh tests/e2e/trigger-relay.sh \
 	tests/e2e/scenario-breakit2.sh tests/e2e/scenario-breakit3.sh tests/e2e/scenario-breakit4.sh \
 	tests/e2e/scenario-breakit5.sh tests/e2e/scenario-breakit6.sh tests/e2e/scenario-breakit7.sh \
-	tests/e2e/scenario-breakit8.sh \
+	tests/e2e/scenario-breakit8.sh tests/e2e/scenario-model.sh \
 	tests/e2e/torchrun.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += tests/store-server.py tests/torch-store.py tests/relay-rank.sh tests/torchrun-rank.sh
@@ -178,12 +178,14 @@ EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 	$(wildcard $(srcdir)/tests/scenarios/*.expected.json)
 AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
 # `make check-random`: more random hung jobs than make check runs
-# (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED).
+# (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED;
+# FR_RANDOM_HANGS_KINDS=model|classic to draw only some kinds).
 EXTRA_DIST += tests/random-hangs tests/random-hangs.md
 EXTRA_DIST += tests/device/run-gpu-check.sh tests/device/torch_job.py
 check-random: all tests/run-scenario tests/json-expect
 	FR_RUN_SCENARIO=$(abs_top_builddir)/tests/run-scenario python3 $(top_srcdir)/tests/random-hangs \
-	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
+	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} --kinds $${FR_RANDOM_HANGS_KINDS:-all} \
+	  $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
 .PHONY: check-random
 DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh
 CLEANFILES += tests/.e2e.lock

@@ -8,7 +8,8 @@
  *   sum   := prod { ('+'|'-') prod } prod := unary { ('*'|'/'|'%') unary }
  *   unary := ('-'|'!') unary | number | name | '(' expr ')'
  * Names: rank, size (in the communicator), grank, wsize (world), next,
- * prev (rank+1 and rank-1 modulo size), none (-1, "no color").  '%' is
+ * prev (rank+1 and rank-1 modulo size), none (-1, "no color"), peer (the
+ * receiving comm rank, in alltoallv's counts= and splits= only).  '%' is
  * the floor modulo (never negative for a positive divisor); '/' rounds
  * toward minus infinity likewise.
  */
@@ -100,7 +101,9 @@ static long sc_primary(struct sc_parser *ps)
     if (!strcmp(name, "next")) return v->size > 0 ? sc_floor_mod(v->rank + 1, v->size) : 0;
     if (!strcmp(name, "prev")) return v->size > 0 ? sc_floor_mod(v->rank - 1, v->size) : 0;
     if (!strcmp(name, "none")) return -1;
-    return sc_fail(ps, "unknown name '%s' (rank, size, grank, wsize, next, prev, none)", name);
+    if (!strcmp(name, "peer"))
+      return v->has_peer ? v->peer : sc_fail(ps, "'peer' is defined only in alltoallv's counts= and splits=");
+    return sc_fail(ps, "unknown name '%s' (rank, size, grank, wsize, next, prev, none, peer)", name);
   }
   if (*ps->p == '\0')
     return sc_fail(ps, "unexpected end of expression");
@@ -225,7 +228,7 @@ int sc_expr_eval(const char *text, const struct sc_vars *v, long *out, char *err
 
 int sc_expr_check(const char *text, char *err, size_t errsize)
 {
-  struct sc_vars v = { 0, 1, 0, 1 };
+  struct sc_vars v = { 0, 1, 0, 1, 0, 1 };
   long out;
   return sc_expr_run(text, &v, 1, &out, err, errsize);
 }

@@ -28,14 +28,6 @@
 #include "job.h"
 #include "sim.h"
 
-/* The effective call of one op on one rank and device, after faults. */
-struct job_call {
-  enum sc_kind kind;
-  int comm;
-  long count, root, peer;
-  ncclDataType_t dtype;
-  ncclRedOp_t redop;
-};
 
 /* Exported (the job is linked with -rdynamic) so that the thread stacks in
  * the dumps name them. */
@@ -119,18 +111,17 @@ static void job_sync_all(const struct job *j)
 }
 
 /* This rank's rank in comm `comm` (device dev's, for an initall comm). */
-static long job_comm_rank(const struct job *j, int comm, int dev)
+long job_comm_rank(const struct job *j, int comm, int dev)
 {
   const struct sc_comm *cm = &j->sc.comms[comm];
   return cm->how == SC_COMM_INITALL ? dev : cm->rank_of[j->grank];
 }
 
-/* Evaluates an op's expression with this rank's variables in that comm;
- * a runtime error (e.g. division by zero) is a scenario error: exit 2. */
-static long job_eval(const struct job *j, const char *expr, const char *what, int comm, int dev, int line)
+long job_eval_as(const struct job *j, const char *expr, const char *what, int comm, long rank, long peer,
+                 int line)
 {
   const struct sc_comm *cm = &j->sc.comms[comm];
-  struct sc_vars v = { job_comm_rank(j, comm, dev), cm->size_of[j->grank], j->grank, j->sc.world };
+  struct sc_vars v = { rank, cm->size_of[j->grank], j->grank, j->sc.world, peer, peer >= 0 };
   char err[128];
   long out;
   if (sc_expr_eval(expr, &v, &out, err, sizeof err) != 0) {
@@ -140,9 +131,16 @@ static long job_eval(const struct job *j, const char *expr, const char *what, in
   return out;
 }
 
+/* Evaluates an op's expression with this rank's variables in that comm;
+ * a runtime error (e.g. division by zero) is a scenario error: exit 2. */
+static long job_eval(const struct job *j, const char *expr, const char *what, int comm, int dev, int line)
+{
+  return job_eval_as(j, expr, what, comm, job_comm_rank(j, comm, dev), -1, line);
+}
+
 /* Whether fault f applies to the whole op (dev < 0: it has no dev=) or to
  * device dev's call (it has dev= naming dev). */
-static int job_fault_for(const struct sc_fault *f, int dev)
+int job_fault_for(const struct sc_fault *f, int dev)
 {
   return dev < 0 ? !f->has_dev : f->has_dev && sc_set_has(&f->devs, dev);
 }
@@ -184,7 +182,7 @@ static void job_resolve(const struct job *j, const struct sc_op *op, const struc
 }
 
 /* Makes sure op idx has buffers of at least these sizes on device dev. */
-static void job_buffers(struct job *j, int idx, int dev, size_t send_bytes, size_t recv_bytes)
+void job_buffers(struct job *j, int idx, int dev, size_t send_bytes, size_t recv_bytes)
 {
   struct job_buf *b = &j->bufs[idx * j->nstreams + dev];
   CUdeviceptr *slots[2] = { &b->send, &b->recv };
@@ -226,7 +224,7 @@ static void job_call_nccl(struct job *j, int idx, int dev, const struct sc_op *o
   nc.redop = c->redop;
   nc.root = (int)c->root;
   nc.peer = (int)c->peer;
-  nc.stream = j->streams[j->comms[c->comm].ndev > 1 ? dev : 0];
+  nc.stream = job_stream(j, c->comm, dev);
   char what[64];
   snprintf(what, sizeof what, "%s on %s", sc_kind_name(c->kind), j->sc.comms[c->comm].name);
   job_nccl_check(j, job_ncall(op->site, &nc), what, op->line);
@@ -237,7 +235,8 @@ static void job_actions_text(unsigned act, char *buf, size_t size)
 {
   static const char *names[] = { "stop", "skip", "exit", "crash", "extra", "count", "dtype",
                                  "redop", "root", "peer", "coll", "sleep", "swap", "trigger",
-                                 "stall-link", "stall-kernel", "block-read", "async-error", "busy-stream" };
+                                 "stall-link", "stall-kernel", "block-read", "async-error", "busy-stream",
+                                 "init-fail", "no-return", "algo", "proto", "splits", "capture", "no-group-end" };
   size_t used = 0;
   buf[0] = '\0';
   for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -328,6 +327,8 @@ static void job_knobs(const struct job *j, const struct sc_op *op, int dev, cons
 {
   ncclComm_t comm = j->comms[op->comm].h[dev];
   int me = (int)job_comm_rank(j, op->comm, dev), multi = j->sc.comms[op->comm].how == SC_COMM_INITALL;
+  if (!after)
+    job_model_knobs(j, op, dev, fs, nf);
   for (int i = 0; i < nf; i++) {
     const struct sc_fault *f = fs[i];
     unsigned knobs = SC_F_STALL_LINK | SC_F_STALL_KERNEL | SC_F_ASYNC_ERROR | SC_F_BUSY_STREAM;
@@ -419,7 +420,12 @@ static void job_run_devices(struct job *j, int step, int idx, const struct sc_fa
     struct job_call call;
     job_resolve(j, op, fs, nf, d, &call);
     job_knobs(j, op, d, fs, nf, 0);
-    job_call_nccl(j, idx, d, op, &call);
+    unsigned how = job_call_begin(j, op, d, fs, nf);
+    if (op->kind == SC_ALLTOALLV)
+      job_alltoallv(j, idx, d, op, fs, nf);
+    else
+      job_call_nccl(j, idx, d, op, &call);
+    job_call_end(j, op, how);
     job_knobs(j, op, d, fs, nf, 1);
   }
   group.what = JN_GROUP_END;

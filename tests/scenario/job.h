@@ -41,6 +41,8 @@ struct job {
   struct job_launch *launches;  /* a ring of JOB_LAUNCHES */
   int lhead, nlaunch;
   int abandon;                  /* then=stay fired: the rest of this step is skipped */
+  CUstream capture;             /* the side stream of `capture` faults (made at first use) */
+  CUstream cur_stream;          /* while an op is captured: its stream */
 };
 
 /* At most this many launches not known complete are named by the
@@ -53,6 +55,15 @@ struct job {
 struct job_launch {
   int idx, step;
   CUevent *ev;                  /* nstreams events, made at first use of the slot */
+};
+
+/* The effective call of one op on one rank and device, after faults. */
+struct job_call {
+  enum sc_kind kind;
+  int comm;
+  long count, root, peer;
+  ncclDataType_t dtype;
+  ncclRedOp_t redop;
 };
 
 /* One NCCL call, as sites.c makes it. */
@@ -89,6 +100,31 @@ ncclResult_t job_ncall(int site, const struct job_ncall *c);
 /* job.c */
 void job_fatal(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 void job_nccl_check(const struct job *j, ncclResult_t rc, const char *what, int line);
+
+long job_comm_rank(const struct job *j, int comm, int dev);
+/* Evaluates expr with `rank` as this rank's comm rank in comm and `peer`
+ * (-1: undefined); exits 2 on a runtime error. */
+long job_eval_as(const struct job *j, const char *expr, const char *what, int comm, long rank, long peer,
+                 int line);
+void job_buffers(struct job *j, int idx, int dev, size_t send_bytes, size_t recv_bytes);
+/* Whether fault f applies to the whole op (dev < 0) or to device dev's call. */
+int job_fault_for(const struct sc_fault *f, int dev);
+
+/* model.c: the faults of the fault model that change how a call is made */
+/* The stream device dev's call on comm goes to: a captured op's side
+ * stream, else its device's stream. */
+CUstream job_stream(const struct job *j, int comm, int dev);
+/* Before a collective or p2p call: no-return, algo=, proto= (the op's own
+ * and its faults') as simulator knobs of its handle. */
+void job_model_knobs(const struct job *j, const struct sc_op *op, int dev, const struct sc_fault *const *fs, int nf);
+/* capture (the call goes to a capturing side stream) and no-group-end (a
+ * group that is never ended is opened first); returns what was done, for
+ * job_call_end (which ends the capture, never launching the graph). */
+unsigned job_call_begin(struct job *j, const struct sc_op *op, int dev, const struct sc_fault *const *fs, int nf);
+void job_call_end(struct job *j, const struct sc_op *op, unsigned how);
+/* An alltoallv: one group of sends and receives with the counts of
+ * op->counts (or a splits= fault's), zero counts not posted. */
+void job_alltoallv(struct job *j, int idx, int dev, const struct sc_op *op, const struct sc_fault *const *fs, int nf);
 
 /* lifecycle.c */
 /* Creates every comm that is not late, in file order. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "sim.h"
 
 static const char *job_life_name(enum sc_kind kind)
 {
@@ -39,6 +40,37 @@ static int job_shared_instance(const struct sc_comm *cm, int world, int *members
   return inst;
 }
 
+/* init-fail: the result this rank's creation of comm i is to fail with
+ * (set as the simulator's knob before the call), ncclSuccess if none. */
+static ncclResult_t job_init_fault(const struct job *j, int i)
+{
+  ncclResult_t err = ncclSuccess;
+  for (int k = 0; k < j->sc.nfaults; k++) {
+    const struct sc_fault *f = &j->sc.faults[k];
+    if ((f->actions & SC_F_INIT_FAIL) && f->init_comm == i && sc_set_has(&f->ranks, j->grank))
+      err = f->init_error;
+  }
+  if (err != ncclSuccess)
+    sim_fail_next_init(err);
+  return err;
+}
+
+/* The result of a creation: the injected failure is expected (the rank
+ * goes on without the comm, as a program that checks the result and
+ * carries on: its later ops on it are skipped); anything else must be
+ * success. */
+static void job_create_check(const struct job *j, int i, ncclResult_t want, ncclResult_t rc, const char *what)
+{
+  const struct sc_comm *cm = &j->sc.comms[i];
+  if (want != ncclSuccess && rc == want) {
+    if (j->verbose)
+      fprintf(stderr, "rank %d: %s of %s failed as injected (%s); going on without it\n", j->grank, what,
+              cm->name, ncclGetErrorString(rc));
+    return;
+  }
+  job_nccl_check(j, rc, what, cm->line);
+}
+
 /* ncclCommInitRank of this rank's instance of a world or init comm. */
 static void job_create_init(struct job *j, int i, int site)
 {
@@ -56,7 +88,8 @@ static void job_create_init(struct job *j, int i, int site)
   }
   if (boot_unique_id(cm->name, inst, make, local, &c.id) != 0)
     job_fatal(1, "rank %d: no unique id for communicator %s", g, cm->name);
-  job_nccl_check(j, job_ncall(site, &c), "ncclCommInitRank", cm->line);
+  ncclResult_t want = job_init_fault(j, i);
+  job_create_check(j, i, want, job_ncall(site, &c), "ncclCommInitRank");
 }
 
 /* ncclCommSplit or ncclCommShrink on the parent: the split by every member
@@ -79,7 +112,8 @@ static void job_create_child(struct job *j, int i, int site)
   if (cm->how == SC_COMM_SPLIT) {
     c.color = cm->rank_of[g] >= 0 ? (int)cm->color_of[g] : NCCL_SPLIT_NOCOLOR;
     c.key = (int)cm->key_of[g];
-    job_nccl_check(j, job_ncall(site, &c), "ncclCommSplit", cm->line);
+    ncclResult_t want = cm->rank_of[g] >= 0 ? job_init_fault(j, i) : ncclSuccess;
+    job_create_check(j, i, want, job_ncall(site, &c), "ncclCommSplit");
     return;
   }
   if (cm->rank_of[g] < 0)
@@ -91,7 +125,8 @@ static void job_create_child(struct job *j, int i, int site)
   c.what = JN_SHRINK;
   c.excl = excl;
   c.nexcl = n;
-  job_nccl_check(j, job_ncall(site, &c), "ncclCommShrink", cm->line);
+  ncclResult_t want = job_init_fault(j, i);
+  job_create_check(j, i, want, job_ncall(site, &c), "ncclCommShrink");
 }
 
 /* Each handle against the plan: rank and size (an initall comm's device d
@@ -135,13 +170,22 @@ void job_comm_create(struct job *j, int i, int site)
     job_create_child(j, i, site);
     if (!jc->h[0] && cm->rank_of[g] >= 0 && !j->comms[cm->parent].h[0])
       return;                   /* the parent is gone: never created */
+    if (!jc->h[0] && cm->rank_of[g] >= 0)
+      return;                   /* its creation failed (init-fail) */
     break;
   case SC_COMM_INITALL: {
     struct job_ncall c = { .what = JN_INIT_ALL, .out = jc->h, .nranks = cm->devices };
-    job_nccl_check(j, job_ncall(site, &c), "ncclCommInitAll", cm->line);
+    ncclResult_t want = job_init_fault(j, i);
+    job_create_check(j, i, want, job_ncall(site, &c), "ncclCommInitAll");
+    if (want != ncclSuccess && !jc->h[0]) {
+      jc->ndev = 1;             /* nothing held */
+      return;
+    }
     break;
   }
   }
+  if (!jc->h[0] && (cm->how == SC_COMM_WORLD || cm->how == SC_COMM_INIT) && cm->rank_of[g] >= 0)
+    return;                     /* its creation failed (init-fail) */
   if (jc->h[0])
     jc->order = ++j->ncreated;
   if (j->verbose && cm->line)

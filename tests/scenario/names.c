@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "scenario.h"
 
@@ -13,6 +14,7 @@ static const struct {
   { "allreduce", SC_ALLREDUCE }, { "broadcast", SC_BROADCAST }, { "bcast", SC_BCAST },
   { "reduce", SC_REDUCE }, { "allgather", SC_ALLGATHER }, { "reducescatter", SC_REDUCESCATTER },
   { "alltoall", SC_ALLTOALL }, { "gather", SC_GATHER }, { "scatter", SC_SCATTER },
+  { "alltoallv", SC_ALLTOALLV },
   { "send", SC_SEND }, { "recv", SC_RECV }, { "group", SC_GROUP_BEGIN },
   { "sync", SC_SYNC }, { "sleep", SC_SLEEP }, { "create", SC_CREATE }, { "destroy", SC_DESTROY },
   { "finalize", SC_FINALIZE }, { "abort", SC_ABORT },
@@ -70,6 +72,31 @@ int sc_kind_has_redop(enum sc_kind k)
 int sc_kind_has_peer(enum sc_kind k)
 {
   return k == SC_SEND || k == SC_RECV;
+}
+
+int sc_kind_has_algo(enum sc_kind k)
+{
+  return sc_kind_is_nccl(k) && !sc_kind_has_peer(k) && k != SC_ALLTOALLV;
+}
+
+static const char *sc_word_lookup(const char *const *words, size_t n, const char *s)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!strcasecmp(words[i], s))
+      return words[i];
+  return NULL;
+}
+
+const char *sc_algo_lookup(const char *s)
+{
+  static const char *const algos[] = { "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT" };
+  return sc_word_lookup(algos, sizeof algos / sizeof algos[0], s);
+}
+
+const char *sc_proto_lookup(const char *s)
+{
+  static const char *const protos[] = { "LL", "LL128", "Simple" };
+  return sc_word_lookup(protos, sizeof protos / sizeof protos[0], s);
 }
 
 static const struct {

@@ -107,7 +107,7 @@ int sc_plan_comm(const struct scenario *sc, struct sc_comm *cm)
     }
     if (parent && parent->rank_of[g] < 0)
       continue;
-    struct sc_vars v = { parent ? parent->rank_of[g] : g, parent ? parent->size_of[g] : w, g, w };
+    struct sc_vars v = { parent ? parent->rank_of[g] : g, parent ? parent->size_of[g] : w, g, w, 0, 0 };
     char err[128];
     long color = 0, key = v.rank;
     if (cm->color[0] && sc_expr_eval(cm->color, &v, &color, err, sizeof err) != 0)

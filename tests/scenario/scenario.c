@@ -183,6 +183,16 @@ static int sc_check_life(struct sc_ctx *c, const struct sc_op *op, int has_comm)
   return 0;
 }
 
+/* algo=NAME or proto=NAME: NCCL's spelling into dst (SC_NAME_MAX). */
+static int sc_algo_copy(const struct sc_ctx *c, const char *what, const char *v, char *dst)
+{
+  const char *name = what[0] == 'a' ? sc_algo_lookup(v) : sc_proto_lookup(v);
+  if (!name)
+    return sc_error(c, "unknown %s '%s' (%s)", what, v, what[0] == 'a' ? SC_ALGO_NAMES : SC_PROTO_NAMES);
+  strcpy(dst, name);
+  return 0;
+}
+
 /* An op line of the loop body. */
 static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
 {
@@ -262,12 +272,20 @@ static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
       if (sc_expr_copy(c, k, v, op.peer) != 0)
         return -1;
       has_peer = 1;
+    } else if (kind == SC_ALLTOALLV && !strcmp(k, "counts")) {
+      if (sc_expr_copy(c, k, v, op.counts) != 0)
+        return -1;
+    } else if (sc_kind_has_algo(kind) && (!strcmp(k, "algo") || !strcmp(k, "proto"))) {
+      if (sc_algo_copy(c, k, v, k[0] == 'a' ? op.algo : op.proto) != 0)
+        return -1;
     } else {
       return sc_error(c, "'%s' does not apply to %s", k, sc_kind_name(kind));
     }
   }
   if (sc_kind_has_peer(kind) && !has_peer)
     return sc_error(c, "%s needs peer=EXPR", sc_kind_name(kind));
+  if (kind == SC_ALLTOALLV && !op.counts[0])
+    return sc_error(c, "alltoallv needs counts=EXPR (elements comm rank 'rank' sends to 'peer')");
   if (life && sc_check_life(c, &op, has_comm) != 0)
     return -1;
   *(struct sc_op *)sc_push(&sc->ops, &sc->nops, sizeof op) = op;
@@ -310,7 +328,8 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
   f.op = -1;
   f.swap = -1;
   char opref[SC_NAME_MAX] = "", swapref[SC_NAME_MAX] = "";
-  int has_rank = 0, has_step = 0;
+  int has_rank = 0, has_step = 0, has_comm = 0;
+  f.init_comm = -1;
   for (int i = 1; i < n; i++) {
     char *k, *v;
     if (!sc_kv(tok[i], &k, &v)) {
@@ -323,6 +342,10 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
       else if (!strcmp(tok[i], "block-read")) f.actions |= SC_F_BLOCK_READ;
       else if (!strcmp(tok[i], "busy-stream")) f.actions |= SC_F_BUSY_STREAM;
       else if (!strcmp(tok[i], "async-error")) f.actions |= SC_F_ASYNC_ERROR;
+      else if (!strcmp(tok[i], "init-fail")) f.actions |= SC_F_INIT_FAIL;
+      else if (!strcmp(tok[i], "no-return")) f.actions |= SC_F_NO_RETURN;
+      else if (!strcmp(tok[i], "capture")) f.actions |= SC_F_CAPTURE;
+      else if (!strcmp(tok[i], "no-group-end")) f.actions |= SC_F_NO_GROUP_END;
       else if (!strcmp(tok[i], "stall")) {
         int used = sc_parse_stall(c, tok + i, n - i, &f);
         if (used < 0)
@@ -384,6 +407,24 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
         return -1;
       f.async_error = (ncclResult_t)e;
       f.actions |= SC_F_ASYNC_ERROR;
+    } else if (!strcmp(k, "init-fail")) {
+      long e;
+      if (sc_long_parse(c, k, v, ncclUnhandledCudaError, ncclRemoteError, &e) != 0)
+        return -1;
+      f.init_error = (ncclResult_t)e;
+      f.actions |= SC_F_INIT_FAIL;
+    } else if (!strcmp(k, "comm")) {
+      if ((f.init_comm = sc_comm_find(sc, v)) < 0)
+        return sc_error(c, "unknown communicator '%s'", v);
+      has_comm = 1;
+    } else if (!strcmp(k, "algo") || !strcmp(k, "proto")) {
+      if (sc_algo_copy(c, k, v, k[0] == 'a' ? f.algo : f.proto) != 0)
+        return -1;
+      f.actions |= k[0] == 'a' ? SC_F_ALGO : SC_F_PROTO;
+    } else if (!strcmp(k, "splits")) {
+      if (sc_expr_copy(c, k, v, f.splits) != 0)
+        return -1;
+      f.actions |= SC_F_SPLITS;
     } else if (!strcmp(k, "coll")) {
       if (sc_kind_lookup(v, &f.coll) != 0 || !sc_kind_is_nccl(f.coll))
         return sc_error(c, "coll=%s: not a collective or p2p op", v);
@@ -394,13 +435,20 @@ static int sc_parse_fault(struct sc_ctx *c, char **tok, int n)
   }
   if ((f.actions & SC_F_ASYNC_ERROR) && f.async_error == ncclSuccess)
     f.async_error = ncclRemoteError;
+  if ((f.actions & SC_F_INIT_FAIL) && f.init_error == ncclSuccess)
+    f.init_error = ncclUnhandledCudaError;
+  if (has_comm != ((f.actions & SC_F_INIT_FAIL) != 0))
+    return sc_error(c, has_comm ? "comm= goes with init-fail only" : "init-fail needs comm=NAME");
+  if ((f.actions & SC_F_INIT_FAIL) && (f.actions != SC_F_INIT_FAIL || has_step || opref[0] || f.has_dev))
+    return sc_error(c, "init-fail is a fault line of its own: fault rank=SEL comm=NAME init-fail[=N]");
   if (!f.actions)
-    return sc_error(c, "fault without an action (stop skip exit crash extra trigger stall async-error busy-stream sleep= "
-                    "count= dtype= redop= root= peer= coll= swap=)");
+    return sc_error(c, "fault without an action (stop skip exit crash extra trigger stall async-error busy-stream "
+                    "init-fail no-return capture no-group-end sleep= count= dtype= redop= root= peer= coll= swap= "
+                    "algo= proto= splits=)");
   if (!has_rank)
     return sc_error(c, "fault needs rank=SEL");
-  if (f.actions != SC_F_EXTRA && (!has_step || !opref[0]))
-    return sc_error(c, "fault needs step=SEL and op=N|ID (only 'extra' alone needs neither)");
+  if (f.actions != SC_F_EXTRA && f.actions != SC_F_INIT_FAIL && (!has_step || !opref[0]))
+    return sc_error(c, "fault needs step=SEL and op=N|ID (only 'extra' and 'init-fail' need neither)");
   if ((f.actions & SC_F_EXTRA) && f.actions != SC_F_EXTRA)
     return sc_error(c, "'extra' is a fault line of its own");
   if (f.has_dev && (f.actions & (SC_F_EXTRA | SC_F_SWAP)))
@@ -553,6 +601,20 @@ static int sc_resolve_faults(struct sc_ctx *c)
     if ((f->actions & (SC_F_STALL_LINK | SC_F_STALL_KERNEL | SC_F_BUSY_STREAM)) && !sc_kind_is_nccl(op->kind))
       return sc_error(c, "op %d (line %d) is '%s': a stall needs a collective or p2p op", f->op + 1, op->line,
                       sc_kind_name(op->kind));
+    unsigned callfaults = SC_F_NO_RETURN | SC_F_CAPTURE | SC_F_NO_GROUP_END;
+    if ((f->actions & callfaults) && !sc_kind_is_nccl(op->kind))
+      return sc_error(c, "op %d (line %d) is '%s': no-return, capture and no-group-end need a collective or p2p op",
+                      f->op + 1, op->line, sc_kind_name(op->kind));
+    if ((f->actions & (SC_F_ALGO | SC_F_PROTO)) && !sc_kind_has_algo(op->kind))
+      return sc_error(c, "op %d (line %d) is '%s': algo= and proto= apply to collectives", f->op + 1, op->line,
+                      sc_kind_name(op->kind));
+    if ((f->actions & SC_F_SPLITS) && op->kind != SC_ALLTOALLV)
+      return sc_error(c, "op %d (line %d) is '%s': splits= applies to alltoallv", f->op + 1, op->line,
+                      sc_kind_name(op->kind));
+    if ((f->actions & SC_F_COLL) && (op->kind == SC_ALLTOALLV || f->coll == SC_ALLTOALLV))
+      return sc_error(c, "coll= does not go with alltoallv (a group of its own)");
+    if ((f->actions & SC_F_CAPTURE) && sc->comms[op->comm].how == SC_COMM_INITALL)
+      return sc_error(c, "capture: an initall comm's op runs on every device's stream; not modelled");
     if ((f->actions & SC_F_ASYNC_ERROR) && !sc_kind_is_nccl(op->kind))
       return sc_error(c, "op %d (line %d) is '%s': async-error needs a collective or p2p op", f->op + 1,
                       op->line, sc_kind_name(op->kind));

@@ -28,7 +28,7 @@
 /* What a body line does. */
 enum sc_kind {
   SC_ALLREDUCE, SC_BROADCAST, SC_BCAST, SC_REDUCE, SC_ALLGATHER, SC_REDUCESCATTER,
-  SC_ALLTOALL, SC_GATHER, SC_SCATTER, SC_SEND, SC_RECV,
+  SC_ALLTOALL, SC_GATHER, SC_SCATTER, SC_ALLTOALLV, SC_SEND, SC_RECV,
   SC_GROUP_BEGIN, SC_GROUP_END, SC_SYNC, SC_SLEEP,
   SC_CREATE, SC_DESTROY, SC_FINALIZE, SC_ABORT /* lifecycle of a communicator */
 };
@@ -43,7 +43,14 @@ struct sc_set {
 struct sc_vars {
   long rank, size;              /* in the communicator in question */
   long grank, wsize;            /* global rank, world size */
+  long peer;                    /* alltoallv counts=/splits=: the receiving comm rank */
+  int has_peer;                 /* peer is defined (else naming it is an error) */
 };
+
+/* NCCL's algorithm and protocol names (the profiler's), as accepted by
+ * algo= and proto=; SC_NAME_MAX bytes each, "" for NCCL's own choice. */
+#define SC_ALGO_NAMES "Tree Ring CollNetDirect CollNetChain NVLS NVLSTree PAT"
+#define SC_PROTO_NAMES "LL LL128 Simple"
 
 enum sc_comm_how { SC_COMM_WORLD, SC_COMM_SPLIT, SC_COMM_INIT, SC_COMM_SHRINK, SC_COMM_INITALL };
 
@@ -80,6 +87,9 @@ struct sc_op {
   struct sc_set ranks;          /* global ranks that run it */
   long sleep_ms;                /* SC_SLEEP */
   int site;                     /* site=NAME: 1..SC_MAX_SITES (job_site_N); 0 none */
+  char counts[SC_EXPR_MAX];     /* alltoallv: elements comm rank `rank` sends to `peer` */
+  char algo[SC_NAME_MAX];       /* algo=NAME, proto=NAME of a collective; "" NCCL's choice */
+  char proto[SC_NAME_MAX];
 };
 
 /* Fault actions */
@@ -88,7 +98,9 @@ enum {
   SC_F_EXTRA = 1 << 4, SC_F_COUNT = 1 << 5, SC_F_DTYPE = 1 << 6, SC_F_REDOP = 1 << 7,
   SC_F_ROOT = 1 << 8, SC_F_PEER = 1 << 9, SC_F_COLL = 1 << 10, SC_F_SLEEP = 1 << 11,
   SC_F_SWAP = 1 << 12, SC_F_TRIGGER = 1 << 13, SC_F_STALL_LINK = 1 << 14, SC_F_STALL_KERNEL = 1 << 15,
-  SC_F_BLOCK_READ = 1 << 16, SC_F_ASYNC_ERROR = 1 << 17, SC_F_BUSY_STREAM = 1 << 18
+  SC_F_BLOCK_READ = 1 << 16, SC_F_ASYNC_ERROR = 1 << 17, SC_F_BUSY_STREAM = 1 << 18,
+  SC_F_INIT_FAIL = 1 << 19, SC_F_NO_RETURN = 1 << 20, SC_F_ALGO = 1 << 21, SC_F_PROTO = 1 << 22,
+  SC_F_SPLITS = 1 << 23, SC_F_CAPTURE = 1 << 24, SC_F_NO_GROUP_END = 1 << 25
 };
 
 struct sc_fault {
@@ -110,6 +122,11 @@ struct sc_fault {
   int has_dev;                  /* dev=SEL: only these devices' calls (initall comms) */
   struct sc_set devs;
   ncclResult_t async_error;     /* async-error[=N]: what the comm reports from then on */
+  int init_comm;                /* init-fail: the comm whose creation fails (comm=NAME), -1 none */
+  ncclResult_t init_error;      /* ... with this result */
+  char algo[SC_NAME_MAX];       /* algo=NAME, proto=NAME */
+  char proto[SC_NAME_MAX];
+  char splits[SC_EXPR_MAX];     /* splits=EXPR: this rank's alltoallv counts */
 };
 
 /* watchdog MS [abort|destroy|none] [then=exit|crash|stay] [dump[=MS]] [ranks=SEL]:
@@ -186,6 +203,12 @@ const char *sc_post_name(enum sc_post_action action);
 int sc_kind_has_root(enum sc_kind kind);
 int sc_kind_has_redop(enum sc_kind kind);
 int sc_kind_has_peer(enum sc_kind kind);
+/* Whether algo= and proto= apply: the collectives (not p2p, not alltoallv). */
+int sc_kind_has_algo(enum sc_kind kind);
+/* NCCL's spelling of an algorithm / protocol name (case-insensitive
+ * lookup), or NULL for an unknown one. */
+const char *sc_algo_lookup(const char *s);
+const char *sc_proto_lookup(const char *s);
 int sc_set_has(const struct sc_set *s, long v);
 
 /* Evaluates an expression; on error writes a message and returns -1. */

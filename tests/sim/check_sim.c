@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -60,8 +61,17 @@ static int rank_main(int rank, const ncclUniqueId *id, rank_body body)
   return rc;
 }
 
+typedef int (*rank_entry)(int rank, const ncclUniqueId *id, rank_body body);
+
+static int run_ranks_with(rank_entry entry, rank_body body);
+
 /* Forks NR ranks running body; returns how many failed. */
 static int run_ranks(rank_body body)
+{
+  return run_ranks_with(rank_main, body);
+}
+
+static int run_ranks_with(rank_entry entry, rank_body body)
 {
   ncclUniqueId id;
   ck_assert_int_eq(ncclGetUniqueId(&id), ncclSuccess);
@@ -70,7 +80,7 @@ static int run_ranks(rank_body body)
     pids[r] = fork();
     ck_assert_int_ge(pids[r], 0);
     if (pids[r] == 0)
-      _exit(rank_main(r, &id, body));
+      _exit(entry(r, &id, body));
   }
   int failed = 0;
   for (int r = 0; r < NR; r++) {
@@ -486,6 +496,178 @@ START_TEST(test_initall_group)
 }
 END_TEST
 
+
+/* ---- Faults the scenario job injects through the simulator's knobs ---- */
+
+/* Whether the stream is still busy after ms milliseconds. */
+static int still_busy(CUstream s, int ms)
+{
+  usleep((useconds_t)ms * 1000);
+  return cuStreamQuery(s) == CUDA_ERROR_NOT_READY;
+}
+
+/* Ranks that start with a stream and nothing else (the body makes the
+ * comm); the body's exit status is the rank's. */
+static int rank_bare(int rank, const ncclUniqueId *id, rank_body body)
+{
+  struct rank_ctx c = { rank, NULL, NULL };
+  struct rank_ctx *ctx = &c;
+  static ncclUniqueId shared;
+  shared = *id;
+  alarm(60);
+  EXPECT(cuStreamCreate(&c.stream, CU_STREAM_DEFAULT) == CUDA_SUCCESS, "cuStreamCreate");
+  c.comm = (ncclComm_t)(void *)&shared; /* the body's: the unique id */
+  return body(&c);
+}
+
+/* Rank 2's init fails with the injected error after the rendezvous; the
+ * others' inits succeed, and their first all-reduce waits for it. */
+static int body_init_fail(struct rank_ctx *ctx)
+{
+  ncclUniqueId id = *(ncclUniqueId *)(void *)ctx->comm;
+  ncclComm_t comm = NULL;
+  float x[64] = { 0 };
+  if (ctx->rank == 2)
+    sim_fail_next_init(ncclUnhandledCudaError);
+  ncclResult_t rc = ncclCommInitRank(&comm, NR, id, ctx->rank);
+  if (ctx->rank == 2) {
+    EXPECT(rc == ncclUnhandledCudaError, "init returned %d, not the injected 1", (int)rc);
+    ncclComm_t again = NULL;  /* one creation only: the next one works (a comm of one) */
+    ncclUniqueId own;
+    NCCL_OK(ncclGetUniqueId(&own));
+    NCCL_OK(ncclCommInitRank(&again, 1, own, 0));
+    NCCL_OK(ncclCommDestroy(again));
+    return 0;
+  }
+  EXPECT(rc == ncclSuccess && comm, "init of rank %d failed (%d)", ctx->rank, (int)rc);
+  NCCL_OK(ncclAllReduce(x, x, 64, ncclFloat32, ncclSum, comm, ctx->stream));
+  EXPECT(still_busy(ctx->stream, 300), "the all-reduce completed without rank 2");
+  NCCL_OK(ncclCommAbort(comm));
+  return 0;
+}
+
+/* Rank 1's all-reduce never returns to its caller; the others wait in it. */
+static atomic_int returned;
+
+static void *call_allreduce(void *arg)
+{
+  struct rank_ctx *ctx = arg;
+  static float x[64];
+  ncclAllReduce(x, x, 64, ncclFloat32, ncclSum, ctx->comm, ctx->stream);
+  atomic_store(&returned, 1);
+  return NULL;
+}
+
+static int body_no_return(struct rank_ctx *ctx)
+{
+  float x[64] = { 0 };
+  if (ctx->rank == 1) {
+    pthread_t t;
+    NCCL_OK(sim_comm_hang_next_call(ctx->comm));
+    EXPECT(pthread_create(&t, NULL, call_allreduce, ctx) == 0, "pthread_create");
+    usleep(300000);
+    EXPECT(!atomic_load(&returned), "the call returned");
+    EXPECT(cuStreamQuery(ctx->stream) == CUDA_SUCCESS, "the call reached the stream");
+    _exit(0);                   /* (the thread never comes back) */
+  }
+  NCCL_OK(ncclAllReduce(x, x, 64, ncclFloat32, ncclSum, ctx->comm, ctx->stream));
+  EXPECT(still_busy(ctx->stream, 300), "the all-reduce completed without rank 1");
+  NCCL_OK(ncclCommAbort(ctx->comm));
+  _exit(0);
+}
+
+/* The same algorithm and protocol on every member: it completes, right;
+ * two that differ (ranks 0 and 1 Tree/LL, 2 and 3 Ring/Simple): nobody
+ * completes, though every member joined. */
+static int body_algo(struct rank_ctx *ctx)
+{
+  float x[1000];
+  for (int i = 0; i < 1000; i++)
+    x[i] = (float)(ctx->rank + 1);
+  NCCL_OK(sim_comm_next_algo(ctx->comm, "Tree", "LL"));
+  NCCL_OK(ncclAllReduce(x, x, 1000, ncclFloat32, ncclSum, ctx->comm, ctx->stream));
+  EXPECT(sync_ok(ctx), "sync");
+  EXPECT(x[0] == 10.0f && x[999] == 10.0f, "x = %g %g", x[0], x[999]);
+  EXPECT(sim_comm_next_algo(ctx->comm, "Spiral", NULL) == ncclInvalidArgument, "an unknown algorithm");
+  if (ctx->rank < 2)
+    NCCL_OK(sim_comm_next_algo(ctx->comm, "Tree", "LL128"));
+  NCCL_OK(ncclAllReduce(x, x, 1000, ncclFloat32, ncclSum, ctx->comm, ctx->stream));
+  EXPECT(still_busy(ctx->stream, 300), "an all-reduce whose members disagree on the protocol completed");
+  NCCL_OK(ncclCommAbort(ctx->comm));
+  _exit(0);
+}
+
+/* Rank 0 captures its all-reduce into a graph it never launches: the op
+ * never runs there, the others wait in it; its host goes on. */
+static int body_capture(struct rank_ctx *ctx)
+{
+  float x[64] = { 0 };
+  if (ctx->rank == 0) {
+    CUstream cap;
+    CUgraph graph;
+    CUstreamCaptureStatus st;
+    EXPECT(cuStreamCreate(&cap, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS, "cuStreamCreate");
+    EXPECT(cuStreamBeginCapture_v2(cap, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS, "begin");
+    EXPECT(cuStreamIsCapturing(cap, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_ACTIVE, "capturing");
+    NCCL_OK(ncclAllReduce(x, x, 64, ncclFloat32, ncclSum, ctx->comm, cap));
+    EXPECT(cuStreamEndCapture(cap, &graph) == CUDA_SUCCESS, "end");
+    EXPECT(cuStreamIsCapturing(cap, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_NONE, "still capturing");
+    EXPECT(cuStreamQuery(cap) == CUDA_SUCCESS, "the captured op is on the stream");
+    EXPECT(cuGraphDestroy(graph) == CUDA_SUCCESS, "cuGraphDestroy");
+    EXPECT(sim_stream_graph_capturing(cap) == 0, "graph capture still on");
+    usleep(300000);
+    _exit(0);
+  }
+  NCCL_OK(ncclAllReduce(x, x, 64, ncclFloat32, ncclSum, ctx->comm, ctx->stream));
+  EXPECT(still_busy(ctx->stream, 300), "the all-reduce completed without rank 0's");
+  NCCL_OK(ncclCommAbort(ctx->comm));
+  _exit(0);
+}
+
+/* An all-to-all-v as PyTorch issues it: one group of sends and receives,
+ * a zero count not posted, the rank itself included. */
+static int body_alltoallv(struct rank_ctx *ctx)
+{
+  int me = ctx->rank;
+  int32_t out[NR * 8], in[NR * 8];
+  size_t off_s = 0, off_r = 0, roff[NR];
+  for (int p = 0; p < NR; p++) {
+    size_t sc = (size_t)((me + p) % 3) * 2, rc = (size_t)((p + me) % 3) * 2;
+    for (size_t i = 0; i < sc; i++)
+      out[off_s + i] = me * 100 + p * 10 + (int32_t)i;
+    roff[p] = off_r;
+    off_r += rc;
+    off_s += sc;
+  }
+  NCCL_OK(ncclGroupStart());
+  off_s = 0;
+  for (int p = 0; p < NR; p++) {
+    size_t sc = (size_t)((me + p) % 3) * 2, rc = (size_t)((p + me) % 3) * 2;
+    if (sc)
+      NCCL_OK(ncclSend(out + off_s, sc, ncclInt32, p, ctx->comm, ctx->stream));
+    if (rc)
+      NCCL_OK(ncclRecv(in + roff[p], rc, ncclInt32, p, ctx->comm, ctx->stream));
+    off_s += sc;
+  }
+  NCCL_OK(ncclGroupEnd());
+  EXPECT(sync_ok(ctx), "sync");
+  for (int p = 0; p < NR; p++)
+    for (size_t i = 0; i < (size_t)((p + me) % 3) * 2; i++)
+      EXPECT(in[roff[p] + i] == p * 100 + me * 10 + (int32_t)i, "from %d [%zu] = %d", p, i, in[roff[p] + i]);
+  return 0;
+}
+
+START_TEST(test_init_fail) { ck_assert_int_eq(run_ranks_with(rank_bare, body_init_fail), 0); }
+END_TEST
+START_TEST(test_no_return) { ck_assert_int_eq(run_ranks(body_no_return), 0); }
+END_TEST
+START_TEST(test_algo) { ck_assert_int_eq(run_ranks(body_algo), 0); }
+END_TEST
+START_TEST(test_capture) { ck_assert_int_eq(run_ranks(body_capture), 0); }
+END_TEST
+START_TEST(test_alltoallv) { ck_assert_int_eq(run_ranks(body_alltoallv), 0); }
+END_TEST
+
 static Suite *sim_suite(void)
 {
   Suite *s = suite_create("sim");
@@ -501,7 +683,15 @@ static Suite *sim_suite(void)
   tcase_add_test(tc, test_sendrecv);
   tcase_add_test(tc, test_split);
   tcase_add_test(tc, test_count_mismatch);
+  tcase_add_test(tc, test_alltoallv);
   suite_add_tcase(s, tc);
+  TCase *tf = tcase_create("faults");
+  tcase_set_timeout(tf, 60);
+  tcase_add_test(tf, test_init_fail);
+  tcase_add_test(tf, test_no_return);
+  tcase_add_test(tf, test_algo);
+  tcase_add_test(tf, test_capture);
+  suite_add_tcase(s, tf);
   TCase *tl = tcase_create("local");
   tcase_set_timeout(tl, 30);
   tcase_add_test(tl, test_events);

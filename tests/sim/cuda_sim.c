@@ -42,6 +42,7 @@ struct CUstream_st {
   int has_worker;
   int destroyed;
   int capturing;                /* test knob: sim_stream_set_capturing */
+  struct CUgraph_st *graph;     /* cuStreamBeginCapture_v2: work goes here, not to the queue */
   struct CUstream_st *next_all; /* registry of live streams (for fork) */
 };
 
@@ -60,6 +61,11 @@ struct sim_marker {
 
 struct CUctx_st {
   int unused;
+};
+
+/* A graph captured from a stream: its tasks, in order, never run. */
+struct CUgraph_st {
+  struct sim_task *head, *tail;
 };
 
 static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -215,6 +221,15 @@ CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg)
     free(t);
     return CUDA_ERROR_INVALID_HANDLE;
   }
+  if (s->graph) {               /* captured: recorded into the graph, not run */
+    if (s->graph->tail)
+      s->graph->tail->next = t;
+    else
+      s->graph->head = t;
+    s->graph->tail = t;
+    pthread_mutex_unlock(&s->mu);
+    return CUDA_SUCCESS;
+  }
   if (!s->has_worker) {
     pthread_t tid;
     pthread_attr_t attr;
@@ -306,9 +321,68 @@ CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureSta
 {
   if (!captureStatus)
     return CUDA_ERROR_INVALID_VALUE;
-  *captureStatus = hStream && __atomic_load_n(&hStream->capturing, __ATOMIC_RELAXED)
-                       ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                       : CU_STREAM_CAPTURE_STATUS_NONE;
+  int on = 0;
+  if (hStream) {
+    pthread_mutex_lock(&hStream->mu);
+    on = hStream->capturing || hStream->graph;
+    pthread_mutex_unlock(&hStream->mu);
+  }
+  *captureStatus = on ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+int sim_stream_graph_capturing(CUstream stream)
+{
+  if (!stream)
+    return 0;
+  pthread_mutex_lock(&stream->mu);
+  int on = stream->graph != NULL;
+  pthread_mutex_unlock(&stream->mu);
+  return on;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+  if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!hStream || hStream == g_default_stream)
+    return CUDA_ERROR_INVALID_HANDLE;
+  struct CUgraph_st *g = calloc(1, sizeof *g);
+  if (!g)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  pthread_mutex_lock(&hStream->mu);
+  int busy = hStream->graph != NULL;
+  if (!busy)
+    hStream->graph = g;
+  pthread_mutex_unlock(&hStream->mu);
+  if (busy)
+    free(g);
+  return busy ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; /* already capturing */
+}
+
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+  if (!hStream || !phGraph)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&hStream->mu);
+  struct CUgraph_st *g = hStream->graph;
+  hStream->graph = NULL;
+  pthread_mutex_unlock(&hStream->mu);
+  if (!g)
+    return CUDA_ERROR_INVALID_VALUE; /* not capturing */
+  *phGraph = g;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph)
+{
+  if (!hGraph)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (struct sim_task *t = hGraph->head, *n; t; t = n) {
+    n = t->next;
+    free(t);
+  }
+  free(hGraph);
   return CUDA_SUCCESS;
 }
 

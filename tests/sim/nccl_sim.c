@@ -60,6 +60,17 @@ static ncclResult_t sim_launch(struct sim_op *ops, int nops, cudaStream_t stream
   if (!b)
     return sim_error(ncclSystemError, "out of memory");
   b->nops = nops;
+  if (sim_stream_graph_capturing(stream)) {
+    /* captured into a CUDA graph: NCCL's task and proxy events come from
+     * a host function of the graph (hostStreamPlanTask), so at each graph
+     * launch; the simulator never launches one: nothing runs or waits */
+    memcpy(b->ops, ops, (size_t)nops * sizeof *ops);
+    CUresult cr = sim_stream_enqueue(stream, sim_batch_run, b);
+    if (cr != CUDA_SUCCESS)
+      free(b);
+    return cr == CUDA_SUCCESS ? ncclSuccess
+                              : sim_error(ncclUnhandledCudaError, "cannot capture (CUDA error %d)", (int)cr);
+  }
   for (int i = 0; i < nops; i++)
     sim_prof_task_start(&ops[i]);
   memcpy(b->ops, ops, (size_t)nops * sizeof *ops);
@@ -100,6 +111,17 @@ static ncclResult_t sim_launch_group(struct sim_op *ops, int nops)
   return rc;
 }
 
+/* Test knob: the calling thread stays inside the NCCL call for good (a
+ * host thread stuck on a lock or a blocking allocation), sleeping; it
+ * never returns. */
+static void sim_hang_in_call(ncclComm_t comm)
+{
+  unsigned iter = 0;
+  comm->hang_next = 0;
+  for (;;)
+    sim_backoff(&iter);
+}
+
 static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t stream);
 
 /* Checks an op and launches it (or groups it), inside its API event.  A
@@ -131,6 +153,8 @@ static ncclResult_t sim_enqueue(const struct sim_op *op, cudaStream_t stream)
   if (op->count > 0 && ((!op->sendbuff && op->kind != SIM_RECV) || (!op->recvbuff && op->kind != SIM_SEND)))
     return sim_error(ncclInvalidArgument, "NULL buffer");
   void *api = sim_prof_api_start(op, stream);
+  if (op->comm->hang_next)
+    sim_hang_in_call(op->comm);
   rc = sim_enqueue_checked(op, stream);
   sim_prof_api_stop(op->comm, api);
   return rc;
@@ -143,6 +167,8 @@ static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t st
   op->stall_peer = op->comm->stall_peer;
   op->stall_channel = op->comm->stall_channel;
   op->stall_kernel = op->comm->stall_kernel;
+  if (op->kind != SIM_SEND && op->kind != SIM_RECV)
+    sim_choose_algo(op->comm, op);
   struct sim_group *g = &t_group;
   if (g->depth == 0)
     return sim_launch(op, 1, stream);
@@ -162,7 +188,8 @@ static ncclResult_t sim_enqueue_checked(const struct sim_op *in, cudaStream_t st
 static struct sim_op sim_op_make(enum sim_kind kind, ncclComm_t comm, const void *sendbuff, void *recvbuff,
                                  size_t count, ncclDataType_t dtype, ncclRedOp_t redop, int peer)
 {
-  struct sim_op op = { kind, comm, sendbuff, recvbuff, count, dtype, redop, peer, NULL, -1, -1, 0, NULL };
+  struct sim_op op = { kind, comm, sendbuff, recvbuff, count, dtype, redop, peer, NULL, -1, -1, 0, NULL,
+                        SIM_ALGO_RING, SIM_PROTO_SIMPLE };
   return op;
 }
 
@@ -375,6 +402,28 @@ ncclResult_t sim_comm_stall_kernel(ncclComm_t comm)
   return rc;
 }
 
+ncclResult_t sim_comm_hang_next_call(ncclComm_t comm)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc == ncclSuccess)
+    comm->hang_next = 1;
+  return rc;
+}
+
+ncclResult_t sim_comm_next_algo(ncclComm_t comm, const char *algo, const char *proto)
+{
+  ncclResult_t rc = sim_check_comm(comm);
+  if (rc != ncclSuccess)
+    return rc;
+  int a = algo ? sim_algo_lookup(algo) : -1, p = proto ? sim_proto_lookup(proto) : -1;
+  if ((algo && a < 0) || (proto && p < 0))
+    return sim_error(ncclInvalidArgument, "unknown algorithm '%s' or protocol '%s'", algo ? algo : "",
+                     proto ? proto : "");
+  comm->next_algo = a;
+  comm->next_proto = p;
+  return ncclSuccess;
+}
+
 ncclResult_t pncclCommCount(const ncclComm_t comm, int *count)
 {
   ncclResult_t rc = sim_check_comm(comm);
@@ -549,6 +598,7 @@ ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
   struct initall_arg args[64];
   pthread_t th[64];
   ncclUniqueId id;
+  ncclResult_t fail = sim_take_init_fail(); /* (not the threads' inits: the call as a whole) */
   ncclResult_t rc = pncclGetUniqueId(&id);
   if (rc != ncclSuccess)
     return rc;
@@ -566,6 +616,17 @@ ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
   for (int i = 0; i < ndev; i++)
     if (args[i].rc != ncclSuccess)
       return args[i].rc;
+  if (fail != ncclSuccess) { /* the device setup of one of them failed: all are freed */
+    ncclComm_t all[SIM_LOCAL_MAX];
+    int n = 0;
+    for (int i = 0; i < ndev && n == 0; i++)
+      n = sim_comm_release(comm[i], all);
+    for (int i = 0; i < n; i++)
+      sim_comm_free(all[i]);
+    for (int i = 0; i < ndev; i++)
+      comm[i] = NULL;
+    return sim_error(fail, "device setup of the communicator failed (injected)");
+  }
   for (int i = 0; i < ndev; i++)
     comm[i]->cuda_dev = devlist ? devlist[i] : i;
   return ncclSuccess;

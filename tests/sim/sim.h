@@ -31,6 +31,27 @@ CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg);
  * on `stream` (on != 0) or none.  Nothing else changes: work still runs. */
 CUresult sim_stream_set_capturing(CUstream stream, int on);
 
+/* Stream capture into a CUDA graph (the driver's calls of these names; not
+ * in fr_cuda.h, which lists what the recorder itself calls).  Between
+ * cuStreamBeginCapture_v2 and cuStreamEndCapture the work enqueued on the
+ * stream is recorded into the graph instead of running, and
+ * cuStreamIsCapturing says CU_STREAM_CAPTURE_STATUS_ACTIVE; the graph runs
+ * only if launched, which the simulator does not model (cuGraphLaunch is
+ * absent): a captured op never runs.  cuGraphDestroy drops the recorded
+ * work without running it (its arguments are not freed).  The legacy NULL
+ * stream cannot be captured (CUDA_ERROR_INVALID_HANDLE, as CUDA's
+ * cudaErrorStreamCaptureUnsupported for it). */
+typedef struct CUgraph_st *CUgraph;
+typedef enum { CU_STREAM_CAPTURE_MODE_GLOBAL = 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+               CU_STREAM_CAPTURE_MODE_RELAXED = 2 } CUstreamCaptureMode;
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
+CUresult cuGraphDestroy(CUgraph hGraph);
+/* Whether work enqueued on `stream` now goes into a graph (between
+ * cuStreamBeginCapture_v2 and cuStreamEndCapture; not under the knob
+ * sim_stream_set_capturing): 1 yes, 0 no. */
+int sim_stream_graph_capturing(CUstream stream);
+
 /* Test knob exported by the simulator's libnccl.so.2 (declared here for
  * tests): what ncclCommGetAsyncError reports for `comm` from now on; while
  * it is an error, collective and p2p calls on `comm` return it at once
@@ -43,7 +64,25 @@ ncclResult_t sim_comm_set_async_error(ncclComm_t comm, ncclResult_t err);
  * inside the op (sim_comm_stall_kernel).  SIM channels: 0 and 1. */
 ncclResult_t sim_comm_stall_link(ncclComm_t comm, int peer, int channel);
 ncclResult_t sim_comm_stall_kernel(ncclComm_t comm);
+/* The next collective or p2p call on `comm` never returns: the calling
+ * thread stays inside it (after its API profiler event started, before
+ * anything reaches the stream), as a host thread stuck on a lock or a
+ * blocking allocation inside NCCL. */
+ncclResult_t sim_comm_hang_next_call(ncclComm_t comm);
+/* The algorithm and protocol (NCCL's names: "Ring", "Tree", "CollNetDirect",
+ * "CollNetChain", "NVLS", "NVLSTree", "PAT"; "LL", "LL128", "Simple"; NULL:
+ * the comm's own choice) of the next collective called on `comm`, as a
+ * tuner plugin that chose them for that op on this rank. */
+ncclResult_t sim_comm_next_algo(ncclComm_t comm, const char *algo, const char *proto);
 #endif
+
+/* The next communicator creation of this process (ncclCommInitRank and its
+ * variants, ncclCommSplit, ncclCommShrink, ncclCommInitAll) fails with
+ * `err` on this rank after the rendezvous (as NCCL's init fails when a
+ * device allocation of devCommSetup runs out of memory: after every
+ * exchange with the other members, who complete theirs); ncclSuccess
+ * clears it.  Exported by the simulator's libnccl.so.2. */
+int sim_fail_next_init(int err);
 
 #ifdef __cplusplus
 }

@@ -422,9 +422,11 @@ static void sim_part_run(const struct sim_batch *b, ncclComm_t comm)
     const struct sim_op *op = &b->ops[i];
     if (op->comm == comm && !sim_is_p2p(op) && op->count > 0) {
       struct sim_run run;
+      sim_layout_set(1 + op->algo * SIM_NPROTOS + op->proto);
       sim_run_begin(op, &run);
       if (sim_collective(op, &run) == 0)
         sim_run_end(op, &run); /* an aborted op never finished: its events stay open */
+      sim_layout_set(0);
     }
   }
   sim_p2p_all(b, comm);

@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "sim.h"
 #include "sim_nccl.h"
 
 /* Freed communicators are kept for reuse, never returned to malloc: a
@@ -91,8 +93,127 @@ int sim_comm_release(ncclComm_t comm, ncclComm_t *out)
   return 1;
 }
 
+const char *const sim_algo_names[SIM_NALGOS] = { "Tree", "Ring", "CollNetDirect", "CollNetChain",
+                                                  "NVLS", "NVLSTree", "PAT" };
+const char *const sim_proto_names[SIM_NPROTOS] = { "LL", "LL128", "Simple" };
+
+static int sim_lookup(const char *const *names, int n, const char *name, size_t len)
+{
+  for (int i = 0; i < n; i++)
+    if (strlen(names[i]) == len && !strncasecmp(names[i], name, len))
+      return i;
+  return -1;
+}
+
+int sim_algo_lookup(const char *name)
+{
+  return name ? sim_lookup(sim_algo_names, SIM_NALGOS, name, strlen(name)) : -1;
+}
+
+int sim_proto_lookup(const char *name)
+{
+  return name ? sim_lookup(sim_proto_names, SIM_NPROTOS, name, strlen(name)) : -1;
+}
+
+/* NCCL_ALGO / NCCL_PROTO as NCCL parses them (src/graph/tuning.cc): a
+ * comma-separated list of names, case-insensitive, or "^list" for all but
+ * those.  The simulator has no tuning model: of the allowed ones it takes
+ * the first named (with "^", the first of its default order not excluded)
+ * that the function supports. */
+struct sim_pref {
+  int n;
+  int order[SIM_NALGOS];        /* allowed, in order of preference */
+};
+
+static struct sim_pref algo_pref, proto_pref;
+static pthread_once_t pref_once = PTHREAD_ONCE_INIT;
+
+static void sim_pref_parse(const char *env, const char *const *names, int n, const int *dflt,
+                           struct sim_pref *out)
+{
+  int excluded[SIM_NALGOS] = { 0 };
+  out->n = 0;
+  if (env && *env == '^') {
+    for (const char *p = env + 1; *p;) {
+      size_t len = strcspn(p, ",");
+      int k = sim_lookup(names, n, p, len);
+      if (k >= 0)
+        excluded[k] = 1;
+      p += len + (p[len] == ',');
+    }
+  } else if (env && *env) {
+    for (const char *p = env; *p;) {
+      size_t len = strcspn(p, ",");
+      int k = sim_lookup(names, n, p, len);
+      if (k >= 0)
+        out->order[out->n++] = k;
+      p += len + (p[len] == ',');
+    }
+    if (out->n > 0)
+      return;
+  }
+  for (int i = 0; i < n; i++)
+    if (!excluded[dflt[i]])
+      out->order[out->n++] = dflt[i];
+}
+
+static void sim_pref_load(void)
+{
+  static const int algos[SIM_NALGOS] = { SIM_ALGO_RING, SIM_ALGO_TREE, SIM_ALGO_PAT, SIM_ALGO_NVLS,
+                                         SIM_ALGO_NVLS_TREE, SIM_ALGO_COLLNET_DIRECT, SIM_ALGO_COLLNET_CHAIN };
+  static const int protos[SIM_NPROTOS] = { SIM_PROTO_SIMPLE, SIM_PROTO_LL, SIM_PROTO_LL128 };
+  sim_pref_parse(getenv("NCCL_ALGO"), sim_algo_names, SIM_NALGOS, algos, &algo_pref);
+  sim_pref_parse(getenv("NCCL_PROTO"), sim_proto_names, SIM_NPROTOS, protos, &proto_pref);
+}
+
+/* Whether NCCL implements function `kind` with algorithm `algo` (2.28:
+ * Tree, NVLSTree and CollNetChain all-reduce only, PAT all-gather and
+ * reduce-scatter, NVLS and CollNetDirect those three, Ring all but the
+ * pairwise ones). */
+static int sim_algo_supports(int algo, enum sim_kind kind)
+{
+  int rs_ag = kind == SIM_ALLGATHER || kind == SIM_REDUCESCATTER;
+  switch (algo) {
+  case SIM_ALGO_RING: return 1;
+  case SIM_ALGO_TREE: case SIM_ALGO_NVLS_TREE: case SIM_ALGO_COLLNET_CHAIN: return kind == SIM_ALLREDUCE;
+  case SIM_ALGO_PAT: return rs_ag;
+  default: return kind == SIM_ALLREDUCE || rs_ag;
+  }
+}
+
+void sim_choose_algo(ncclComm_t comm, struct sim_op *op)
+{
+  op->algo = SIM_ALGO_RING;
+  for (int i = 0; i < algo_pref.n; i++)
+    if (sim_algo_supports(algo_pref.order[i], op->kind)) {
+      op->algo = algo_pref.order[i];
+      break;
+    }
+  op->proto = proto_pref.n > 0 ? proto_pref.order[0] : SIM_PROTO_SIMPLE;
+  if (comm->next_algo >= 0)
+    op->algo = comm->next_algo;
+  if (comm->next_proto >= 0)
+    op->proto = comm->next_proto;
+  comm->next_algo = comm->next_proto = -1;
+}
+
+/* sim_fail_next_init: the error of the next creation in this process. */
+static _Atomic int init_fail;
+
+int sim_fail_next_init(int err)
+{
+  atomic_store(&init_fail, err);
+  return 0;
+}
+
+ncclResult_t sim_take_init_fail(void)
+{
+  return (ncclResult_t)atomic_exchange(&init_fail, 0);
+}
+
 ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id, int rank)
 {
+  pthread_once(&pref_once, sim_pref_load);
   struct ncclComm *c = sim_comm_alloc();
   if (!c)
     return sim_error(ncclSystemError, "out of memory");
@@ -102,12 +223,21 @@ ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id,
   atomic_init(&c->pending, 0);
   atomic_init(&c->aborted, 0);
   c->stall_peer = c->stall_channel = -1;
+  c->next_algo = c->next_proto = -1;
   ncclResult_t rc = sim_seg_attach(c);
   if (rc != ncclSuccess) {
     sim_comm_free(c);
     return rc;
   }
   sim_prof_comm_init(c);
+  /* NCCL initializes the profiler plugin's context, then sets up the
+   * device side (devCommSetup: cudaMalloc of the device comm and its
+   * work FIFO); a failure there frees the comm and its profiler context */
+  ncclResult_t fail = sim_take_init_fail();
+  if (fail != ncclSuccess) {
+    sim_comm_free(c);
+    return sim_error(fail, "rank %d: device setup of the communicator failed (injected)", rank);
+  }
   sim_local_add(c);
   *out = c;
   return ncclSuccess;

@@ -49,7 +49,19 @@ struct sim_op {
   int stall_peer, stall_channel; /* test knob: sends to this peer on this channel never move */
   int stall_kernel;             /* test knob: the kernel stops inside this op */
   cudaStream_t stream;          /* in a group: the stream it was called with */
+  int algo, proto;              /* NCCL's numbers (SIM_ALGO_*, SIM_PROTO_*) of a collective */
 };
+
+/* NCCL's algorithms and protocols, numbered as NCCL does (NCCL_ALGO_*,
+ * NCCL_PROTO_*: src/include/devcomm.h), with their profiler names. */
+enum { SIM_ALGO_TREE, SIM_ALGO_RING, SIM_ALGO_COLLNET_DIRECT, SIM_ALGO_COLLNET_CHAIN, SIM_ALGO_NVLS,
+       SIM_ALGO_NVLS_TREE, SIM_ALGO_PAT, SIM_NALGOS };
+enum { SIM_PROTO_LL, SIM_PROTO_LL128, SIM_PROTO_SIMPLE, SIM_NPROTOS };
+extern const char *const sim_algo_names[SIM_NALGOS];
+extern const char *const sim_proto_names[SIM_NPROTOS];
+/* The number of a name (case-insensitive), or -1. */
+int sim_algo_lookup(const char *name);
+int sim_proto_lookup(const char *name);
 
 /* Ops launched together (one call, or one outermost group). */
 struct sim_batch {
@@ -72,6 +84,9 @@ struct ncclComm {
   atomic_int async_error;       /* test knob: what ncclCommGetAsyncError reports */
   int stall_peer, stall_channel; /* test knobs for the next ops (sim_link_stall) */
   int stall_kernel;             /* (sim_kernel_stall) */
+  int hang_next;                /* test knob: the next call never returns */
+  int algo, proto;              /* NCCL_ALGO / NCCL_PROTO of this process, read at init */
+  int next_algo, next_proto;    /* test knob for the next collective; -1 none */
   void *prof_ctx;               /* the profiler plugin's context; NULL: not profiled */
   int prof_mask;                /* event types it asked for */
   uint64_t seq_number[SIM_RECV + 1]; /* NCCL's per-function collective counters */
@@ -85,6 +100,13 @@ struct ncclComm {
 #define SIM_LOCAL_MAX 64
 
 /* --- sim_comm.c --- */
+/* The error the next creation fails with (sim_fail_next_init), taken:
+ * ncclSuccess when none. */
+ncclResult_t sim_take_init_fail(void);
+/* Sets a collective's algorithm and protocol: the knob of its comm
+ * (sim_comm_next_algo, then cleared), else NCCL_ALGO / NCCL_PROTO (read
+ * once), else Ring and Simple. */
+void sim_choose_algo(ncclComm_t comm, struct sim_op *op);
 ncclResult_t sim_comm_init(ncclComm_t *out, int nranks, const unsigned char *id, int rank);
 ncclResult_t sim_comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm);
 ncclResult_t sim_comm_shrink(ncclComm_t comm, const int *excl, int nexcl, ncclComm_t *newcomm);
@@ -118,6 +140,7 @@ struct sim_xfer {
   void *step;                   /* its ProxyStep profiler event; NULL none */
   int step_state;               /* the last state recorded on it */
   int stalled;                  /* send on a stalled link: never moves */
+  int layout;                   /* sim_layout_set at its start */
   /* send only */
   int rendezvous;               /* done only once the receiver took all */
   int posted_all;
@@ -141,6 +164,10 @@ void sim_xfer_recv_reduce(struct sim_xfer *x, ncclComm_t comm, enum sim_set set,
                           int peer, void *buf, size_t bytes, ncclDataType_t dtype, ncclRedOp_t redop);
 /* 64-bit FNV-1a of n bytes. */
 uint64_t sim_hash(const unsigned char *p, size_t n);
+/* The data layout (algorithm and protocol) of this thread's collective
+ * transfers from now on, 0 for p2p: a receiver consumes only fragments of
+ * its own layout, so members that disagree never complete. */
+void sim_layout_set(int layout);
 /* Moves all transfers until done: 0, or -1 once a comm was aborted. */
 int sim_progress(struct sim_xfer *xs, int n);
 /* Host-side waiting: yields, then sleeps with backoff up to 1 ms. */

@@ -11,7 +11,9 @@
  * only when its type is in the mask init returned:
  *   CollApi / P2pApi  around the API call (v5 only);
  *   Coll / P2p        at launch (the call, or the outermost GroupEnd), with
- *                     NCCL's per-function seqNumber, "Ring" / "Simple" and
+ *                     NCCL's per-function seqNumber, the algorithm and
+ *                     protocol (sim_choose_algo: "Ring" / "Simple" unless
+ *                     NCCL_ALGO, NCCL_PROTO or a knob say otherwise) and
  *                     the channel count; stopped once launched;
  *   KernelCh          per channel, from the start of the op on the stream
  *                     to its end;
@@ -202,7 +204,7 @@ void sim_prof_task_start(struct sim_op *op)
     d.coll.func = func_name(op->kind), d.coll.count = op->count, d.coll.datatype = dtype_name(op->dtype);
     d.coll.root = op->peer < 0 ? 0 : op->peer, d.coll.nChannels = SIM_CHANNELS, d.coll.nWarps = 16;
     d.coll.sendBuff = op->sendbuff, d.coll.recvBuff = op->recvbuff;
-    d.coll.algo = "Ring", d.coll.proto = "Simple";
+    d.coll.algo = sim_algo_names[op->algo], d.coll.proto = sim_proto_names[op->proto];
   }
   op->prof = start(c, &d);
 }

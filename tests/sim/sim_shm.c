@@ -18,6 +18,12 @@
  * member has a doorbell (a futex word) that its peers ring when they move
  * data; a member without progress sleeps on it with a timeout of at most
  * 1 ms, so hung members use almost no CPU.
+ *
+ * Every fragment carries its sender's data layout (the algorithm and
+ * protocol of its collective); a receiver leaves a fragment of another
+ * layout where it is, as NCCL's kernels on hardware never see the flags or
+ * the data they wait for when the two sides use different protocols or
+ * algorithms: the members of such an op all wait, none completes.
  */
 #include "config.h"
 
@@ -71,7 +77,8 @@ struct sim_bell {
 struct sim_slot {
   uint32_t len;
   uint32_t flags;
-  uint64_t pad;
+  uint32_t layout;              /* the sender's sim_layout_set */
+  uint32_t pad;
   unsigned char data[];
 };
 
@@ -352,6 +359,13 @@ void sim_ring_self(ncclComm_t comm)
     sim_ring(&sim_bell_of(comm, comm->rank)->bell);
 }
 
+static __thread int t_layout;
+
+void sim_layout_set(int layout)
+{
+  t_layout = layout;
+}
+
 static void sim_xfer_init(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel,
                           int peer, int is_send, void *buf, size_t bytes)
 {
@@ -365,6 +379,7 @@ static void sim_xfer_init(struct sim_xfer *x, ncclComm_t comm, enum sim_set set,
   x->peer_bell = &sim_bell_of(comm, peer)->bell;
   x->buf = buf;
   x->bytes = bytes;
+  x->layout = set == SIM_SET_COLL ? t_layout : 0;
 }
 
 void sim_xfer_send(struct sim_xfer *x, ncclComm_t comm, enum sim_set set, int channel, int peer,
@@ -419,6 +434,7 @@ static int sim_send_step(struct sim_xfer *x)
     struct sim_slot *s = sim_slot_of(e, slot_bytes, head);
     s->len = (uint32_t)frag;
     s->flags = last ? SIM_FRAG_END : 0;
+    s->layout = (uint32_t)x->layout;
     if (frag)
       memcpy(s->data, x->buf + x->done, frag);
     atomic_store_explicit(&e->head, head + 1, memory_order_release);
@@ -450,6 +466,8 @@ static int sim_recv_step(struct sim_xfer *x)
     if (tail == head)
       break;
     struct sim_slot *s = sim_slot_of(e, slot_bytes, tail);
+    if (s->layout != (uint32_t)x->layout)
+      break;                    /* another protocol or algorithm: never seen */
     sim_prof_step_state(x, ncclProfilerProxyStepRecvFlushWait);
     sim_prof_step_state(x, ncclProfilerProxyStepRecvGPUWait);
     size_t n = s->len;

@@ -1,0 +1,35 @@
+#!/bin/sh
+# The faults of the analysis's fault model, run live (tests/scenarios/m-*.scn,
+# tests/scenarios/README.md): an init that fails on one rank (world, a split,
+# a late comm), a call that never returns, members that disagree on the
+# algorithm or protocol (per host by NCCL_PROTO, per op), an all-to-all-v
+# whose splits differ on one rank, a capture into a graph never launched, a
+# group never ended, sub-groups that never formed for want of the same ranks.
+# Each scenario's "# dump: RANK WORD" lines say what that rank's dump must
+# show (fr-dump --json: a record or comm flag, an algorithm or protocol), so
+# the simulator and the job are checked to inject the fault; the analysis is
+# compared with NAME.expected.json where it exists, and the scenarios without
+# one are listed (not a failure).
+. "$FR_SRCDIR/tests/e2e/lib.sh"
+fr_tmpdir
+missing=
+for scn in "$FR_SRCDIR"/tests/scenarios/m-*.scn; do
+  name=$(basename "$scn" .scn)
+  "$FR_RUN_SCENARIO" "$scn" "$FR_TMP/run" > "$FR_TMP/stdout" 2> "$FR_TMP/stderr" ||
+    { cat "$FR_TMP/stderr" >&2; fail "run-scenario $name failed"; }
+  grep '^# dump: ' "$scn" | while read -r _ _ rank word; do
+    dump=$(ls "$FR_TMP"/run/dumps/*-r$(printf %05d "$rank")-f*.frz 2>/dev/null | tail -n 1)
+    [ -n "$dump" ] || fail "$name: rank $rank left no dump"
+    "$FR_DUMP" --json "$dump" | grep -qw -- "$word" || fail "$name: rank $rank's dump does not show $word"
+  done || exit 1
+  exp="$FR_SRCDIR/tests/scenarios/$name.expected.json"
+  if [ -f "$exp" ]; then
+    "$FR_JSON_EXPECT" "$exp" "$FR_TMP/run/analysis.json" ||
+      { sed '/^$/,$d' "$FR_TMP/run/verdict.txt" >&2; fail "$name: analysis differs from $exp"; }
+    echo "$name: ok"
+  else
+    missing="$missing $name"
+    echo "$name: ran (no expected analysis yet)"
+  fi
+done
+[ -z "$missing" ] || echo "scenarios without NAME.expected.json:$missing"
