@@ -388,32 +388,50 @@ static int find_not_returned(fa_analysis *a, fa_comm *c)
   return 0;
 }
 
-/* A member that read as past the stuck op only because its record there
- * was issued on a capturing stream (FRZ_RF_GRAPH_CAPTURED: the recorder
- * tracks no completion during a CUDA graph capture, and the analysis takes
- * such a record as done), while other members called that op eagerly and
- * wait in it: nothing shows that the graph was ever launched, and the
- * others' wait says it was not (NCCL runs a captured op only when its graph
- * is launched).  Lagging, with not_run. */
+/* A member whose record of an op at or before the stuck seq was issued on a
+ * capturing stream (FRZ_RF_GRAPH_CAPTURED: the recorder tracks no completion
+ * during a CUDA graph capture, and the analysis takes such a record as
+ * done), while another member called that op eagerly: nothing shows that
+ * the graph was ever launched, and NCCL runs a captured op only when its
+ * graph is launched.  At the stuck seq the others wait for it; before it,
+ * its next calls met the others' ops one seq early, and the others now wait
+ * for a partner it never had.  Lagging, with not_run (and not_run_seq). */
+/* The lowest seq at or before `upto` where member m's record was captured
+ * (not completed) while some other member with a dump called that seq
+ * eagerly; -1 none. */
+static int64_t captured_alone(const fa_analysis *a, const fa_comm *c, const fa_member *m, uint64_t upto)
+{
+  const fa_frame *f = &a->frames[m->frame];
+  const fa_slice *sl = &f->coll[m->entry];
+  for (uint32_t k = 0; k < sl->len; k++) {
+    const frz_record *x = &f->dump.records[f->idx[sl->start + k]];
+    if (x->seq > upto) break;
+    if (!(x->flags & FRZ_RF_GRAPH_CAPTURED) || x->state == FRZ_STATE_COMPLETED) continue;
+    for (int32_t q = 0; q < c->size; q++) {
+      const fa_member *o = &c->members[q];
+      const frz_record *y = o != m && o->rank >= 0 && !o->counters_unknown ? fa_member_record(a, o, x->seq) : NULL;
+      if (y && !(y->flags & FRZ_RF_GRAPH_CAPTURED)) return (int64_t)x->seq;
+    }
+  }
+  return -1;
+}
+
 static int find_not_run(fa_analysis *a, fa_comm *c)
 {
-  if (!c->stuck || !c->npassed || !c->nwaiting) return 0;
-  int eager_waiter = 0;
-  for (int32_t r = 0; r < c->size && !eager_waiter; r++) {
-    const fa_member *m = &c->members[r];
-    const frz_record *at = m->rank >= 0 ? fa_member_record(a, m, c->stuck_seq) : NULL;
-    eager_waiter = m->state == FA_MEMBER_WAITING && at && !(at->flags & FRZ_RF_GRAPH_CAPTURED);
-  }
-  if (!eager_waiter) return 0;
+  if (!c->stuck || (!c->npassed && !c->nwaiting)) return 0;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
-    if (m->rank < 0 || m->state != FA_MEMBER_PASSED) continue;
-    const frz_record *at = fa_member_record(a, m, c->stuck_seq);
-    if (!at || !(at->flags & FRZ_RF_GRAPH_CAPTURED) || at->state == FRZ_STATE_COMPLETED) continue;
+    if (m->rank < 0 || m->counters_unknown || (m->state != FA_MEMBER_PASSED && m->state != FA_MEMBER_WAITING))
+      continue;
+    int64_t s = captured_alone(a, c, m, c->stuck_seq);
+    if (s < 0) continue;
+    /* its later calls met the others' one seq early (a ring's data carries
+     * no op tag): what its records say from s on is not where it stands */
+    if (m->state == FA_MEMBER_PASSED) c->npassed--;
+    else c->nwaiting--;
     m->state = FA_MEMBER_LAGGING;
     m->not_run = 1;
-    m->last_enqueued = m->last_completed = (int64_t)c->stuck_seq - 1;
-    c->npassed--;
+    m->not_run_seq = s;
     c->nlagging++;
   }
   return 0;

@@ -136,9 +136,10 @@ typedef struct fa_member {
   int32_t failed_result;   /* with failed_seq: the ncclResult_t that call returned */
   uint8_t not_returned;    /* unfinished: its host thread never returned from its NCCL call of the
                               stuck op (record still IN_CALL) while every other member posted it */
-  uint8_t not_run;         /* lagging: its record of the stuck op was issued on a capturing stream
-                              (FRZ_RF_GRAPH_CAPTURED) and nothing shows the graph ran, while other
-                              members called it eagerly and wait in it */
+  uint8_t not_run;         /* lagging: its record of an op at or before the stuck seq (not_run_seq)
+                              was issued on a capturing stream (FRZ_RF_GRAPH_CAPTURED) and nothing
+                              shows the graph ran, while other members called it eagerly */
+  int64_t not_run_seq;
   int32_t *cand;           /* comm rank of a comm that never formed, claimed by no dump, whose
                               rank the evidence does not fix: the global ranks it may be (each
                               dumped without a record of the comm, or left no dump), sorted */

@@ -218,6 +218,24 @@ static void say_failed_call(const fa_analysis *a, const fa_comm *c, const fa_ran
   }
 }
 
+/* "rank 3 issued AllReduce seq 3 on comm C during a CUDA graph capture, and
+ * nothing shows that graph launched": the first lagging member not_run. */
+static void say_not_run(const fa_analysis *a, const fa_comm *c, const fa_ranks *lag, sbuf *b)
+{
+  char hex[200], p1[200], op[96];
+  fa_comm_label(c, hex, sizeof hex);
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_LAGGING || !m->not_run) continue;
+    op_phrase(a, c, (uint64_t)m->not_run_seq, op, sizeof op);
+    sb_printf(b, "%s issued %s on comm %s during a CUDA graph capture, and nothing shows that graph launched",
+              ranks_phrase(lag, p1, sizeof p1), op, hex);
+    if ((uint64_t)m->not_run_seq < c->stuck_seq)
+      sb_printf(b, " (%s later calls met the others' one seq early)", lag->n == 1 ? "its" : "their");
+    return;
+  }
+}
+
 /* "; rank 1 had exited (its last dump was written at exit)" when ranks of r
  * wrote their latest dump on the way out. */
 static int say_exited(const fa_analysis *a, const fa_ranks *r, sbuf *b)
@@ -593,14 +611,17 @@ static int say_hang(const fa_analysis *a, sbuf *b)
     } else if (c->nlagging && (lagging_how(a, c, 1) || lagging_how(a, c, 2) || lagging_how(a, c, 3))) {
       if (lagging_how(a, c, 1)) say_failed_call(a, c, &v->lagging, b);
       else if (lagging_how(a, c, 2))
-        sb_printf(b, "%s issued %s on comm %s during a CUDA graph capture, and nothing shows that graph "
-                  "launched", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
+        say_not_run(a, c, &v->lagging, b);
       else
         sb_printf(b, "%s issued %s on comm %s in a group whose ncclGroupEnd never came, so it never ran",
                   ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
       if (!w.n && fa_comm_ranks(c, FA_MEMBER_PASSED, &w)) goto out;
-      if (w.n) sb_printf(b, "; %s %s %s", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w),
-                         c->stuck_seq == 0 ? "on that comm" : "in it");
+      int earlier = 0; /* (a capture before the stuck seq: they wait in the stuck op, not in it) */
+      for (int32_t r = 0; r < c->size; r++)
+        earlier |= c->members[r].not_run && (uint64_t)c->members[r].not_run_seq < c->stuck_seq;
+      if (w.n && earlier) sb_printf(b, "; %s %s in %s", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w), op);
+      else if (w.n) sb_printf(b, "; %s %s %s", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w),
+                              c->stuck_seq == 0 ? "on that comm" : "in it");
     } else if (c->nlagging) {
       if (lagging_behind(c)) /* they enqueued it, behind an unfinished op of their stream */
         sb_printf(b, "%s enqueued %s on comm %s behind an unfinished op of %s own stream, where it never "

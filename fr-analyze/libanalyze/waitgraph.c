@@ -93,9 +93,10 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
         if (m->state != want) continue;
         int32_t k = fa_member_node(a, m);
         if (k >= 0) {
-          /* it left the comm, or its own call there failed (never to be posted): its own doing,
-           * whatever it waits for */
-          uint8_t own = m->left || (m->failed_seq >= 0 && (uint64_t)m->failed_seq <= c->stuck_seq), self = 0;
+          /* it left the comm, or its own call there failed or went into a graph never launched
+           * (never to be posted): its own doing, whatever it waits for */
+          uint8_t own = m->left || m->not_run || (m->failed_seq >= 0 && (uint64_t)m->failed_seq <= c->stuck_seq),
+                  self = 0;
           for (int32_t q = 0; q < c->size && !self; q++)
             self = c->members[q].rank == k && waits_in(&c->members[q]);
           /* one queued on its stream behind another comm's op waits for
