@@ -59,6 +59,7 @@ void fa_free(fa_analysis *a)
     free(f->p2p);
   }
   free(a->frames);
+  free(a->settled);
   free(a->alive);
   free(a->ranks);
   fa_ranks_free(&a->ranks_missing);
