@@ -24,6 +24,13 @@ int fa_trigger_ended(uint32_t t);
 int fa_member_salvaged(const fa_analysis *a, const fa_member *m);
 /* Are the latest dumps of every rank of r (r->n > 0) salvaged ring files? */
 int fa_ranks_salvaged(const fa_analysis *a, const fa_ranks *r);
+/* A directory `dir` that holds no dump but announcements (.fr-alive-*):
+ * the ring files they point to on this host (FR_RING_DIR, default
+ * /dev/shm) into *out (*n malloc'd paths), and for the processes whose ring
+ * file is not here (another host, or gone) a sentence that says where they
+ * are and what to run into *pointer (malloc'd; NULL none).  0, or -1 out of
+ * memory. */
+int fa_alive_rings(const char *dir, char ***out, uint32_t *n, char **pointer);
 /* Before the model: the ops that dumps with stale states (killed, stopped)
  * show pending but the other members' completions prove done are read as
  * completed (a->settled says which).  0, or -1 out of memory. */

@@ -13,8 +13,13 @@
  * fa_say_salvaged says in the verdict what it was doing when it died. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "frz_ring.h"
 
 #include "internal.h"
 #include "summary.h"
@@ -326,7 +331,7 @@ static void say_when(const fa_analysis *a, const fa_frame *f, sbuf *b)
   const char *whose = own ? "the first of the others' dumps" : "the others' last signs of life (salvaged too)";
   if (s >= 0.05) sb_printf(b, ", %.1f s before %s", s, whose);
   else if (s <= -0.05) sb_printf(b, ", %.1f s after %s", -s, whose);
-  else sb_printf(b, ", as %s were written", own ? "the others' dumps" : "the others ended");
+  else sb_printf(b, "%s", own ? ", as the others' dumps were written" : ", as the others ended");
 }
 
 /* "AllReduce seq 40 on comm 1f2e..." of record r of dump d into buf. */
@@ -413,4 +418,92 @@ void fa_say_salvaged(const fa_analysis *a, sbuf *b)
                   x->nsend == 1 ? "" : "s", fa_hex(x->comm_id, hex));
     }
   }
+}
+
+/* ---- a directory of announcements alone ---------------------------------------- */
+
+/* The ring file of announcement x in ring directory rdir, when it is
+ * there (the name frz_ring_filename gives, or with .1 .. .9 before
+ * ".ring": a name taken by an earlier process); NULL otherwise. */
+static char *ring_of(const char *rdir, const frz_alive *x)
+{
+  char name[512];
+  int len = frz_ring_filename(name, sizeof name, x->job_id, x->global_rank, x->pid, x->host);
+  if (len < 6) return NULL;
+  struct stat st;
+  for (int k = 0; k <= 9; k++) {
+    char alt[520];
+    if (k) snprintf(alt, sizeof alt, "%.*s.%d" FRZ_RING_SUFFIX, len - 5, name, k);
+    else snprintf(alt, sizeof alt, "%s", name);
+    char *p = fa_printf("%s/%s", rdir, alt);
+    if (!p) return NULL;
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) return p;
+    free(p);
+  }
+  return NULL;
+}
+
+int fa_alive_rings(const char *dir, char ***out, uint32_t *n, char **pointer)
+{
+  *out = NULL;
+  *n = 0;
+  *pointer = NULL;
+  frz_alive *v = NULL;
+  size_t nv = 0;
+  if (frz_alive_list(dir, &v, &nv) != FRZ_OK || !nv) {
+    free(v);
+    return 0;
+  }
+  const char *rdir = getenv("FR_RING_DIR");
+  if (!rdir || !*rdir || !strcmp(rdir, "none") || !strcmp(rdir, "off") || !strcmp(rdir, "0")) rdir = "/dev/shm";
+  char here[FRZ_HOST_MAX] = "";
+  if (gethostname(here, sizeof here - 1) != 0) here[0] = 0;
+  uint32_t cap = 0;
+  fa_ranks miss = {NULL, 0};
+  uint32_t mcap = 0, nunknown = 0;
+  char hosts[256] = "";
+  size_t hl = 0;
+  int rc = 0;
+  for (size_t i = 0; i < nv && rc == 0; i++) {
+    const frz_alive *x = &v[i];
+    char *p = !strcmp(x->host, here) ? ring_of(rdir, x) : NULL;
+    if (p) {
+      if (fa_grow(out, &cap, *n + 1, sizeof **out)) {
+        free(p);
+        rc = -1;
+      } else {
+        (*out)[(*n)++] = p;
+      }
+      continue;
+    }
+    if (x->global_rank >= 0) rc = fa_ranks_push(&miss, &mcap, x->global_rank);
+    else nunknown++;
+    char hs[FRZ_HOST_MAX * 4];
+    fa_sanitize(x->host[0] ? x->host : "?", hs, sizeof hs);
+    if (!strstr(hosts, hs) && hl + strlen(hs) + 3 < sizeof hosts)
+      hl += (size_t)snprintf(hosts + hl, sizeof hosts - hl, "%s%s", hl ? ", " : "", hs);
+  }
+  if (rc == 0 && (miss.n || nunknown)) {
+    char rs[200], job[FRZ_JOB_MAX * 4];
+    fa_ranks_sort(&miss);
+    fa_format_ranks(miss.v, miss.n, rs, sizeof rs);
+    fa_sanitize(v[0].job_id[0] ? v[0].job_id : "?", job, sizeof job);
+    *pointer = fa_printf("the directory holds no dump, only the announcements of processes that never exited "
+                         "cleanly (a job killed before its timeout): the ring files of job %s (%s%s%s) are in "
+                         "FR_RING_DIR (default /dev/shm) on host%s %s; run fr-dump --salvage -o %s there, then "
+                         "fr-analyze again",
+                         job, miss.n ? (miss.n == 1 ? "rank " : "ranks ") : "", miss.n ? rs : "",
+                         nunknown ? (miss.n ? " and processes of unknown rank" : "processes of unknown rank") : "",
+                         strchr(hosts, ',') ? "s" : "", hosts, dir);
+    if (!*pointer) rc = -1;
+  }
+  fa_ranks_free(&miss);
+  free(v);
+  if (rc) {
+    for (uint32_t i = 0; i < *n; i++) free((*out)[i]);
+    free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
 }

@@ -13,6 +13,9 @@
 # 3. a rank stuck in host code, then SIGSTOPped (its watchdog cannot run):
 #    fr-dump --trigger makes the others dump and snapshots the stopped one
 #    from outside; the verdict names it;
+# 3b. the whole job killed before its timeout: fr-analyze of its dump
+#    directory (announcements alone) reads the ring files they point to, or
+#    says where they are;
 # 4. a ring directory where the file cannot be made: the job runs as
 #    without the recorder, with one line saying so;
 # 5. damaged ring files (truncated, bit-flipped, a future version, another
@@ -144,6 +147,25 @@ wait
 verdict_names stop 2
 says stop "rank 2's process is stopped (its watchdog thread cannot run" || { cat stop.txt; fail "rank 2 not said stopped"; }
 echo "SIGSTOPped rank: ok"
+
+# 3b. the whole job SIGKILLed before any timeout: its dump directory holds
+#     only the announcements; fr-analyze reads the ring files they point to
+#     (this host), or says where they are
+start allkill kill.scn FR_TIMEOUT_SEC=600
+sleep 2
+kill -KILL $pids 2> /dev/null
+wait
+[ -z "$(ls allkill | grep frz)" ] || fail "a rank dumped before the kill"
+ls -A allkill | grep -q '^\.fr-alive-' || fail "no announcements left by the killed job"
+FR_RING_DIR="$FR_TMP/ring.allkill" verdict_names allkill 2
+says allkill "rank 2's process ended (its ring file, salvaged): killed" || { cat allkill.txt; fail "allkill: rank 2 not said killed"; }
+mkdir empty-rings
+FR_RING_DIR="$FR_TMP/empty-rings" "$FR_ANALYZE" allkill > allkill-none.txt 2>&1
+[ $? -eq 2 ] || { cat allkill-none.txt; fail "fr-analyze of announcements without ring files did not exit 2"; }
+grep -q "holds no file" allkill-none.txt && { cat allkill-none.txt; fail "announcements alone read as an empty directory"; }
+tr '\n' ' ' < allkill-none.txt | tr -s ' ' | grep -qF "the ring files of job allkill (ranks 0-3) are in FR_RING_DIR (default /dev/shm) on host $(hostname); run fr-dump --salvage -o allkill there" ||
+  { cat allkill-none.txt; fail "no pointer to the ring files"; }
+echo "announcements alone: ok"
 
 # 4. no ring file can be made: the job runs unchanged
 cat > short.scn <<'SCN'
