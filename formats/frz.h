@@ -129,7 +129,12 @@ typedef struct frz_process {
 enum {
   FRZ_PF_PROFILER_LOADED = 1u << 0,  /* NCCL loaded the recorder as its profiler plugin */
   FRZ_PF_PROFILER_FOREIGN = 1u << 1, /* NCCL_PROFILER_PLUGIN named another plugin: left alone */
-  FRZ_PF_PROFILER_OFF = 1u << 2      /* FR_PROFILER_MASK=0: the plugin was not offered to NCCL */
+  FRZ_PF_PROFILER_OFF = 1u << 2,     /* FR_PROFILER_MASK=0: the plugin was not offered to NCCL */
+  FRZ_PF_STATES_STALE = 1u << 3      /* a dump made from a ring file (trigger salvaged or snapshot) whose
+                                        process ended or stopped without its records being stamped (a
+                                        kill, a fatal signal, a watchdog that cannot run): their states are
+                                        as of its watchdog's last poll, so an op that completed after it
+                                        still reads as pending (since 1.4) */
 };
 
 /* Comm flags */

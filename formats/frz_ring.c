@@ -19,6 +19,7 @@
 #include "frz_internal.h"
 #include "frz_ring.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -384,6 +385,34 @@ int frz_ring_gone(const frz_process *p, const frz_ring_info *info)
   return 0;
 }
 
+int frz_ring_watchdog_stuck(uint32_t pid)
+{
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%u/task", pid);
+  DIR *dp = opendir(dir);
+  if (!dp) return 0;
+  int stuck = 0;
+  struct dirent *de;
+  while ((de = readdir(dp)) != NULL) {
+    if (de->d_name[0] == '.') continue;
+    char p[400], b[512];
+    snprintf(p, sizeof p, "%s/%s/stat", dir, de->d_name);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0) continue;
+    b[n] = 0;
+    char *lp = strchr(b, '('), *rp = strrchr(b, ')');
+    if (!lp || !rp || rp < lp || strncmp(lp + 1, "fr-watchdog", 11) != 0) continue;
+    char st = rp[1] == ' ' ? rp[2] : 0;
+    stuck = st == 'T' || st == 't' || st == 'D' || st == 'Z';
+    break;
+  }
+  closedir(dp);
+  return stuck;
+}
+
 void frz_ring_death_text(const frz_ring_info *info, char *buf, size_t size)
 {
   if (info->state == FRZ_RING_EXITED)
@@ -439,13 +468,18 @@ frz_status frz_ring_read_file(const char *path, frz_dump *out, frz_ring_info *in
     frz_ring_death_text(info, why, sizeof why);
     p->trigger = FRZ_TRIGGER_SALVAGED;
     snprintf(p->trigger_text, sizeof p->trigger_text, "salvaged: pid %u %.80s", p->pid, why);
+    /* only an exit stamps the records from their events as it goes */
+    if (info->state != FRZ_RING_EXITED) p->flags |= FRZ_PF_STATES_STALE;
   } else {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     p->frame_time_ns = p->trigger_time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     p->trigger = FRZ_TRIGGER_SNAPSHOT;
+    int stuck = frz_ring_watchdog_stuck(p->pid);
     snprintf(p->trigger_text, sizeof p->trigger_text,
-             "snapshot of its ring file taken from outside (pid %u running)", p->pid);
+             "snapshot of its ring file taken from outside (pid %u %s)", p->pid,
+             stuck ? "stopped: its watchdog cannot run" : "running");
+    if (stuck) p->flags |= FRZ_PF_STATES_STALE;
   }
   return FRZ_OK;
 }

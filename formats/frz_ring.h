@@ -90,13 +90,20 @@ frz_status frz_ring_decode(const void *buf, size_t len, const char *name, frz_du
  * user only), map it read-only and decode it.  Then make it a dump of
  * trigger `salvaged` when its process is gone (frz_ring_gone) or
  * `snapshot` when it still runs, with frame = the frames it wrote itself
- * and a text that says which.  *gone (may be NULL) gets 1 or 0. */
+ * and a text that says which; the process flag STATES_STALE when its
+ * records were not stamped as it ended or stopped (killed, a fatal signal,
+ * a watchdog that cannot run).  *gone (may be NULL) gets 1 or 0. */
 frz_status frz_ring_read_file(const char *path, frz_dump *out, frz_ring_info *info, int *gone,
                               frz_error *err);
 
 /* Has the process of a decoded ring gone (pid absent, a reused pid with
  * another start time, or another boot)?  1 gone, 0 running. */
 int frz_ring_gone(const frz_process *p, const frz_ring_info *info);
+
+/* Can the recorder's watchdog thread of process `pid` (the thread named
+ * "fr-watchdog") not run: stopped (/proc state T or t), in the kernel
+ * uninterruptibly (D), or a zombie (Z)?  1 yes, 0 no or not known. */
+int frz_ring_watchdog_stuck(uint32_t pid);
 
 /* "killed, no exit seen (SIGKILL, the OOM killer or a launcher)", "exited
  * with status 1", "fatal signal 11 (SIGSEGV)" into buf. */

@@ -123,6 +123,8 @@ static void print_process(FILE *o, const char *name, const frz_dump *d, uint64_t
   if (p->flags & FRZ_PF_PROFILER_LOADED) fputs("profiler:  loaded by NCCL as its profiler plugin\n", o);
   if (p->flags & FRZ_PF_PROFILER_FOREIGN) fputs("profiler:  NCCL_PROFILER_PLUGIN named another plugin\n", o);
   if (p->flags & FRZ_PF_PROFILER_OFF) fputs("profiler:  off (FR_PROFILER_MASK=0)\n", o);
+  if (p->flags & FRZ_PF_STATES_STALE)
+    fputs("states:    as of its watchdog's last poll (it ended or stopped without stamping them)\n", o);
   if (d->pt) /* PyTorch's buffer size (TORCH_NCCL_TRACE_BUFFER_SIZE) is not in its dump */
     fprintf(o, "records:   %llu entries\n", (unsigned long long)d->nrecords);
   else

@@ -6,7 +6,6 @@
  * signalling them. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,35 +170,6 @@ int fd_snapshot(const char *what, const char *outdir, char *written, size_t wlen
   return rc;
 }
 
-/* Is the watchdog thread of process `pid` (named "fr-watchdog") unable to
- * run: stopped (T, t), in the kernel uninterruptibly (D) or a zombie? */
-static int watchdog_stuck(unsigned pid)
-{
-  char dir[64];
-  snprintf(dir, sizeof dir, "/proc/%u/task", pid);
-  DIR *dp = opendir(dir);
-  if (!dp) return 0;
-  int stuck = 0;
-  struct dirent *de;
-  while ((de = readdir(dp)) != NULL) {
-    if (de->d_name[0] == '.') continue;
-    char p[400], b[512];
-    snprintf(p, sizeof p, "%s/%s/stat", dir, de->d_name);
-    FILE *f = fopen(p, "r");
-    if (!f) continue;
-    size_t n = fread(b, 1, sizeof b - 1, f);
-    fclose(f);
-    b[n] = 0;
-    char *open = strchr(b, '('), *close = strrchr(b, ')');
-    if (!open || !close || close < open || strncmp(open + 1, "fr-watchdog", 11) != 0) continue;
-    char s = close[1] == ' ' ? close[2] : 0;
-    stuck = s == 'T' || s == 't' || s == 'D' || s == 'Z';
-    break;
-  }
-  closedir(dp);
-  return stuck;
-}
-
 int fd_snapshot_stuck(const char *dumpdir)
 {
   char *real = realpath(dumpdir, NULL);
@@ -216,7 +186,7 @@ int fd_snapshot_stuck(const char *dumpdir)
       int mine = strcmp(info.dump_dir, real) == 0;
       frz_dump_free(&d);
       char w[4300];
-      if (mine && !gone && watchdog_stuck(pid) && fd_snapshot(v[i], dumpdir, w, sizeof w) == 0) k++;
+      if (mine && !gone && frz_ring_watchdog_stuck(pid) && fd_snapshot(v[i], dumpdir, w, sizeof w) == 0) k++;
     }
     free(v[i]);
   }

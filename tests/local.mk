@@ -54,9 +54,9 @@ tests_json_expect_LDADD = $(CJSON_LIBS)
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(PTHREAD_CFLAGS)
 UNIT_LIBS = $(CHECK_LIBS) $(PTHREAD_LIBS)
 check_PROGRAMS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze \
-	tests/unit/check_waits tests/unit/check_explain
+	tests/unit/check_waits tests/unit/check_explain tests/unit/check_salvaged
 TESTS += tests/unit/check_frz tests/unit/check_ring tests/unit/check_identity tests/unit/check_analyze \
-	tests/unit/check_waits tests/unit/check_explain
+	tests/unit/check_waits tests/unit/check_explain tests/unit/check_salvaged
 tests_unit_check_frz_SOURCES = tests/unit/check_frz.c
 tests_unit_check_frz_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
 tests_unit_check_frz_LDADD = formats/libfrz.la $(UNIT_LIBS) $(ZSTD_LIBS)
@@ -75,6 +75,9 @@ tests_unit_check_waits_LDADD = $(tests_unit_check_analyze_LDADD)
 tests_unit_check_explain_SOURCES = tests/unit/check_explain.c tests/unit/synth_job.c tests/unit/synth_job.h
 tests_unit_check_explain_CFLAGS = $(tests_unit_check_analyze_CFLAGS)
 tests_unit_check_explain_LDADD = $(tests_unit_check_analyze_LDADD)
+tests_unit_check_salvaged_SOURCES = tests/unit/check_salvaged.c tests/unit/synth_job.c tests/unit/synth_job.h
+tests_unit_check_salvaged_CFLAGS = $(tests_unit_check_analyze_CFLAGS)
+tests_unit_check_salvaged_LDADD = $(tests_unit_check_analyze_LDADD)
 
 ## The simulator's data path: 4 forked ranks check every collective's result.
 check_PROGRAMS += tests/sim/check_sim

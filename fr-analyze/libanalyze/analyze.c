@@ -322,7 +322,7 @@ static int find_not_started(fa_analysis *a, fa_comm *c)
     /* (one that aborted the comm, gave up or ended: its record may say
      * enqueued because the abort cut it off; react.c judges those) */
     if ((fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_ASYNC_ERROR))) || fa_gave_up(d, c->id) ||
-        d->process.trigger == FRZ_TRIGGER_EXIT || d->process.trigger == FRZ_TRIGGER_CRASH)
+        fa_trigger_ended(d->process.trigger))
       return 0;
     if (at->state == FRZ_STATE_STARTED) {
       started++;
@@ -590,7 +590,7 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
 int fa_waited_to_end(const frz_dump *d, const frz_record *r)
 {
   uint32_t t = d->process.trigger;
-  if (d->pt || (t != FRZ_TRIGGER_EXIT && t != FRZ_TRIGGER_CRASH)) return 0;
+  if (d->pt || !fa_trigger_ended(t)) return 0;
   if ((r->kind != FRZ_KIND_COLL && r->kind != FRZ_KIND_P2P) || (r->flags & FRZ_RF_NO_TRACKING)) return 0;
   if (r->state != FRZ_STATE_ENQUEUED && r->state != FRZ_STATE_STARTED) return 0;
   return r->t_enqueue_ns && d->process.frame_time_ns >= r->t_enqueue_ns &&
@@ -600,7 +600,7 @@ int fa_waited_to_end(const frz_dump *d, const frz_record *r)
 int fa_ended_waiting(const frz_dump *d)
 {
   uint32_t t = d->process.trigger;
-  if (d->pt || (t != FRZ_TRIGGER_EXIT && t != FRZ_TRIGGER_CRASH)) return 0; /* (most dumps: no walk) */
+  if (d->pt || !fa_trigger_ended(t)) return 0; /* (most dumps: no walk) */
   for (uint64_t i = 0; i < d->nrecords; i++)
     if (fa_waited_to_end(d, &d->records[i])) return 1;
   return 0;
@@ -716,7 +716,7 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
       m->left = 1;
       c->nwaiting--;
       c->nlagging++;
-    } else if (m->state == FA_MEMBER_WAITING && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) &&
+    } else if (m->state == FA_MEMBER_WAITING && fa_trigger_ended(trig) &&
                c->nwaiting + c->npassed > 1 && !(fc && (fc->flags & FRZ_CF_ABORTED)) &&
                !(at && fa_waited_to_end(&a->frames[m->frame].dump, at))) {
       /* (one that aborted the comm waited, then gave up: still a waiter) */
@@ -958,7 +958,7 @@ int fa_run(fa_analysis *a)
 {
   if (a->ran) return 0;
   a->ran = 1;
-  if (fa_model_build(a)) return -1;
+  if (fa_settle_stale(a) || fa_model_build(a)) return -1;
   run_ctx rc = {a, 0};
   fa_parallel_for(a->ncomms, comm_rules, &rc);
   if (atomic_load(&rc.failed)) return -1;

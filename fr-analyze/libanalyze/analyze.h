@@ -457,6 +457,24 @@ typedef struct fa_rank_stack {
   int32_t cls;           /* index into fa_analysis.stack_classes; -1 none */
 } fa_rank_stack;
 
+/* ---- dumps made from ring files ------------------------------------------- */
+
+/* Ops a dump made from a ring file showed pending only because its process
+ * ended or stopped before its watchdog's next poll (process flag
+ * STATES_STALE: killed, a fatal signal, a watchdog that cannot run), read as
+ * completed: another member completed a collective whose result needs this
+ * one's part (AllReduce, AllGather, ReduceScatter, AllToAll, or a Broadcast
+ * it was the root of) at that seq or later (NCCL runs a comm's ops in
+ * order), while no member whose states are fresh has that seq pending (one
+ * that died inside the op may have sent its part to some members only), or
+ * the receive of its send.  One entry per rank and comm. */
+typedef struct fa_settled {
+  int32_t global_rank;
+  uint64_t comm_id;
+  uint64_t first_seq, last_seq; /* collective seqs read as completed (with ncoll > 0) */
+  uint32_t ncoll, nsend;        /* collectives, and p2p sends, read as completed */
+} fa_settled;
+
 /* ---- the analysis ---------------------------------------------------------- */
 
 typedef struct fa_analysis {
@@ -492,6 +510,9 @@ typedef struct fa_analysis {
   fa_rank_stack *rank_stacks;   /* nranks entries; NULL when no dump has stacks */
   fa_stack_class *stack_classes; /* largest rank set first */
   uint32_t nstack_classes;
+  fa_settled *settled;       /* ops of dumps made from ring files whose states were stale
+                                (FRZ_PF_STATES_STALE) read as completed (salvaged.c); by rank */
+  uint32_t nsettled;
 } fa_analysis;
 
 fa_analysis *fa_new(void);

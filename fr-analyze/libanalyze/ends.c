@@ -18,8 +18,7 @@ int fa_member_done(const fa_analysis *a, const fa_member *m)
   if (f->dump.pt) return 1;
   uint32_t t = f->dump.process.trigger;
   const frz_comm *fc = &f->dump.comms[m->entry];
-  return t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH ||
-         (fc->flags & (FRZ_CF_DESTROYED | FRZ_CF_FINALIZED | FRZ_CF_ABORTED));
+  return fa_trigger_ended(t) || (fc->flags & (FRZ_CF_DESTROYED | FRZ_CF_FINALIZED | FRZ_CF_ABORTED));
 }
 
 /* The highest p2p seq of dump d's p2p records of comm id with comm rank

@@ -78,14 +78,14 @@ static int member_obs(const fa_analysis *a, const fa_comm *c, const fa_member *m
   case FA_MEMBER_LAGGING:
     if (m->failed_seq >= 0 && (uint64_t)m->failed_seq <= c->stuck_seq) return FA_OBS_CALL_FAILED;
     if (m->not_run) return FA_OBS_NOT_RUN;
-    if (m->left || m->gone) return FA_OBS_ENDED;
+    if (m->left || m->gone || fa_member_salvaged(a, m)) return FA_OBS_ENDED;
     if (m->rank >= 0) {
       const frz_record *at = fa_member_record(a, m, c->stuck_seq);
       if (at && (at->flags & FRZ_RF_GROUP_OPEN)) return FA_OBS_NOT_RUN;
     }
     return FA_OBS_NOT_POSTED;
   case FA_MEMBER_UNFINISHED:
-    return m->not_returned ? FA_OBS_NOT_RETURNED : FA_OBS_UNFINISHED;
+    return m->not_returned ? FA_OBS_NOT_RETURNED : fa_member_salvaged(a, m) ? FA_OBS_ENDED : FA_OBS_UNFINISHED;
   case FA_MEMBER_AHEAD:
     return FA_OBS_AHEAD;
   case FA_MEMBER_NO_DUMP:
@@ -194,12 +194,13 @@ static fa_fault fault_of_root(const fa_analysis *a, uint32_t i)
     f.kind = FA_FAULT_EXTRA;
     break;
   case FA_MEMBER_UNFINISHED:
-    f.kind = m && m->not_returned ? FA_FAULT_NOT_RETURNED : FA_FAULT_DEVICE;
+    f.kind = m && m->not_returned ? FA_FAULT_NOT_RETURNED
+             : m && fa_member_salvaged(a, m) ? FA_FAULT_GONE : FA_FAULT_DEVICE;
     break;
   case FA_MEMBER_LAGGING:
     if (m && m->failed_seq >= 0) f.kind = FA_FAULT_INIT_FAILED;
     else if (m && m->not_run) f.kind = FA_FAULT_NOT_LAUNCHED;
-    else if (m && (m->left || m->gone)) f.kind = FA_FAULT_GONE;
+    else if (m && (m->left || m->gone || fa_member_salvaged(a, m))) f.kind = FA_FAULT_GONE;
     else if (m && m->rank >= 0) {
       const frz_record *at = fa_member_record(a, m, w->seq);
       if (at && (at->flags & FRZ_RF_GROUP_OPEN)) f.kind = FA_FAULT_NOT_LAUNCHED;

@@ -16,6 +16,26 @@ char *fa_strdup(const char *s);
 /* Append g to r (capacity *cap). */
 int fa_ranks_push(fa_ranks *r, uint32_t *cap, int32_t g);
 
+/* ---- dumps made from ring files (salvaged.c) ---- */
+/* Does a dump of trigger t say its process ended (exit, fatal signal, or
+ * its ring file salvaged after it was gone)? */
+int fa_trigger_ended(uint32_t t);
+/* Is member m's frame a salvaged ring file (its process was gone)? */
+int fa_member_salvaged(const fa_analysis *a, const fa_member *m);
+/* Are the latest dumps of every rank of r (r->n > 0) salvaged ring files? */
+int fa_ranks_salvaged(const fa_analysis *a, const fa_ranks *r);
+/* A directory `dir` that holds no dump but announcements (.fr-alive-*):
+ * the ring files they point to on this host (FR_RING_DIR, default
+ * /dev/shm) into *out (*n malloc'd paths), and for the processes whose ring
+ * file is not here (another host, or gone) a sentence that says where they
+ * are and what to run into *pointer (malloc'd; NULL none).  0, or -1 out of
+ * memory. */
+int fa_alive_rings(const char *dir, char ***out, uint32_t *n, char **pointer);
+/* Before the model: the ops that dumps with stale states (killed, stopped)
+ * show pending but the other members' completions prove done are read as
+ * completed (a->settled says which).  0, or -1 out of memory. */
+int fa_settle_stale(fa_analysis *a);
+
 /* ---- a two-rank cycle through a p2p op (astray.c) ---- */
 enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_ASTRAY_POSTPONED = 4,
        FA_ASTRAY_COMM = 5, FA_ASTRAY_LEFT_OUT = 6 };

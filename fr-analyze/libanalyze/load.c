@@ -59,6 +59,7 @@ void fa_free(fa_analysis *a)
     free(f->p2p);
   }
   free(a->frames);
+  free(a->settled);
   free(a->alive);
   free(a->ranks);
   fa_ranks_free(&a->ranks_missing);
@@ -430,6 +431,28 @@ static int look_below(fa_analysis *a, item_list *l, uint32_t from, const char *d
   return rc;
 }
 
+/* A directory that holds no file but announcements (a job killed before
+ * its timeout): the ring files they point to on this host in place of its
+ * "holds no file", and where the others are.  0, or -1 out of memory. */
+static int alive_rings(item_list *l, uint32_t from, const char *dir)
+{
+  if (l->n != from + 1 || !l->v[from].problem) return 0; /* (list_path's "holds no file") */
+  char **v = NULL, *pointer = NULL;
+  uint32_t n = 0;
+  if (fa_alive_rings(dir, &v, &n, &pointer)) return -1;
+  if (!n && !pointer) return 0;
+  free_items(l, from);
+  int rc = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (rc == 0) rc = push_item(l, v[i], 1, NULL, 1);
+    else free(v[i]);
+  free(v);
+  if (rc == 0) fa_parallel_for(l->n - from, decode_item, l->v + from);
+  if (rc == 0 && pointer) rc = push_item(l, (char *)dir, 0, pointer, 0);
+  free(pointer);
+  return rc;
+}
+
 int fa_add_paths(fa_analysis *a, const char *const *paths, uint32_t npaths)
 {
   item_list l = {NULL, 0, 0};
@@ -440,6 +463,7 @@ int fa_add_paths(fa_analysis *a, const char *const *paths, uint32_t npaths)
     if (rc == 0) rc = read_alive(a, paths[i]);
     if (rc == 0) fa_parallel_for(l.n - from, decode_item, l.v + from);
     if (rc == 0 && look_below(a, &l, from, paths[i]) < 0) rc = -1;
+    if (rc == 0 && !decoded(&l, from) && alive_rings(&l, from, paths[i]) < 0) rc = -1;
   }
   for (uint32_t i = 0; i < l.n; i++) {
     if (rc == 0) rc = take_item(a, &l.v[i]);

@@ -308,7 +308,7 @@ int fa_p2p_comm(fa_analysis *a, fa_comm *c)
     const fa_frame *f = &a->frames[m->frame];
     const fa_slice *sl = &f->p2p[m->entry];
     uint32_t trig = f->dump.process.trigger;
-    int ended = !f->dump.pt && (trig == FRZ_TRIGGER_EXIT || trig == FRZ_TRIGGER_CRASH) && !fa_gave_up(&f->dump, 0);
+    int ended = !f->dump.pt && fa_trigger_ended(trig) && !fa_gave_up(&f->dump, 0);
     int gave_up_here = !f->dump.pt && sl->len && fa_gave_up(&f->dump, c->id);
     for (uint32_t k = 0; k < sl->len; k++) {
       const frz_record *rec = &f->dump.records[f->idx[sl->start + k]];

@@ -541,10 +541,12 @@ static int say_hang(const fa_analysis *a, sbuf *b)
     if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
   } else if (v->unfinished.n) {
     if (fa_comm_ranks(c, FA_MEMBER_PASSED, &o)) goto out;
-    sb_printf(b, "%s never finished %s on comm %s, which %s completed: %s own work stopped on the "
-              "device side (a GPU error or a kernel that cannot finish)",
-              ranks_phrase(&v->unfinished, p1, sizeof p1), op, hex, ranks_phrase(&o, p2, sizeof p2),
-              v->unfinished.n == 1 ? "its" : "their");
+    sb_printf(b, "%s never finished %s on comm %s, which %s completed: %s", ranks_phrase(&v->unfinished, p1, sizeof p1),
+              op, hex, ranks_phrase(&o, p2, sizeof p2),
+              fa_ranks_salvaged(a, &v->unfinished)
+                  ? (v->unfinished.n == 1 ? "its process ended with it in flight" : "their processes ended with it in flight")
+                  : v->unfinished.n == 1 ? "its own work stopped on the device side (a GPU error or a kernel that cannot finish)"
+                                         : "their own work stopped on the device side (a GPU error or a kernel that cannot finish)");
     for (int32_t r = 0; r < c->size; r++)
       if (c->members[r].async_error) {
         sb_printf(b, "; NCCL reported an async error on %s comm", v->unfinished.n == 1 ? "its" : "their");
@@ -999,6 +1001,7 @@ int fa_verdict_summary(fa_analysis *a)
     sb_printf(&b, "; and ");
     if (say_shared(a, &b)) goto oom;
   }
+  fa_say_salvaged(a, &b);
   sb_printf(&b, ".");
   if (b.oom) goto oom;
   v->summary = b.s;

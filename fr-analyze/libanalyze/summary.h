@@ -42,4 +42,9 @@ const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char
  * ncclInProgress); "error N" for others. */
 const char *nccl_result_phrase(int32_t r, char *buf, size_t len);
 
+/* "; rank 2's process was gone when its ring file was salvaged (...), 1.4 s
+ * before ...; it was in host code: ..." for each root cause whose dump was
+ * made from its ring file (salvaged.c). */
+void fa_say_salvaged(const fa_analysis *a, sbuf *b);
+
 #endif

@@ -30,7 +30,7 @@ static int ended(const fa_analysis *a, int32_t k)
   uint32_t t = d->process.trigger;
   /* one that gave up waiting (aborted, then ended; or ended after waiting)
    * still waits where it gave up */
-  return (t == FRZ_TRIGGER_EXIT || t == FRZ_TRIGGER_CRASH) && !fa_gave_up(d, 0) && !fa_ended_waiting(d);
+  return fa_trigger_ended(t) && !fa_gave_up(d, 0) && !fa_ended_waiting(d);
 }
 
 /* The global ranks the waiting side of c waits for (the lagging side of its

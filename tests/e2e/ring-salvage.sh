@@ -3,7 +3,9 @@
 # directory):
 # 1. the culprit (stopped before an all-reduce the others entered) SIGKILLed
 #    while the others wait: they time out, dump, and add its salvaged dump;
-#    the verdict names it;
+#    the verdict names it, killed, in host code after its last op; and a
+#    rank killed while busy (its ring's states a poll old) is a process
+#    gone, not a device that stalled;
 # 2. the launcher's teardown: one rank exits with status 1 (a rank that
 #    raised), the others hang (no timeout of their own), 2 s later all are
 #    SIGTERMed, then SIGKILLed; fr-dump --salvage makes every rank's dump
@@ -11,6 +13,9 @@
 # 3. a rank stuck in host code, then SIGSTOPped (its watchdog cannot run):
 #    fr-dump --trigger makes the others dump and snapshots the stopped one
 #    from outside; the verdict names it;
+# 3b. the whole job killed before its timeout: fr-analyze of its dump
+#    directory (announcements alone) reads the ring files they point to, or
+#    says where they are;
 # 4. a ring directory where the file cannot be made: the job runs as
 #    without the recorder, with one line saying so;
 # 5. damaged ring files (truncated, bit-flipped, a future version, another
@@ -48,6 +53,8 @@ wait_for() {
     sleep 0.1
   done
 }
+# says DIR TEXT: DIR's text verdict (wrapped lines joined) holds TEXT
+says() { tr '\n' ' ' < "$1.txt" | tr -s ' ' | grep -qF -- "$2"; }
 verdict_names() { # DIR RANK: the text verdict's root cause is RANK alone
   "$FR_ANALYZE" "$1" > "$1.txt"
   grep -Eq "^  root cause: +$2\$" "$1.txt" || { cat "$1.txt"; fail "$1: the verdict does not name rank $2"; }
@@ -73,7 +80,30 @@ grep -q '^trigger: *salvaged' k2.txt || { head k2.txt; fail "rank 2's dump is no
 grep -q 'killed, no exit seen' k2.txt || fail "the salvaged dump does not say how the process ended"
 grep -q 'salvaged the ring file of rank 2' kill.out.* || fail "no survivor said it salvaged rank 2"
 verdict_names kill 2
+says kill "rank 2's process ended (its ring file, salvaged): killed" || { cat kill.txt; fail "the verdict does not say rank 2 was killed"; }
+says kill "before the first of the others' dumps" || { cat kill.txt; fail "the verdict does not say when rank 2 died"; }
+says kill "it was in host code: its last op, AllReduce seq 39" || { cat kill.txt; fail "the verdict does not say what rank 2 was doing"; }
 echo "SIGKILLed culprit: ok"
+
+# 1b. killed within one watchdog poll (1 s) of its last ops completing: its
+#     ring still shows them pending; a process gone, not its device side
+cat > busy.scn <<'SCN'
+world 4
+steps 100000
+allreduce world count=256
+SCN
+start busy busy.scn FR_TIMEOUT_SEC=3 FR_POLL_MS=1000
+sleep 2.5
+kill -KILL "$(rank_pid 2)"
+wait_for '[ $(ls busy 2> /dev/null | grep -c "f0000.frz$") -ge 4 ]' 60 ||
+  { ls busy ring.busy; fail "no four dumps after a busy rank was SIGKILLed"; }
+kill -KILL $pids 2> /dev/null
+wait
+verdict_names busy 2
+says busy "device side" && { cat busy.txt; fail "a killed rank read as its device side stalling"; }
+says busy "rank 2's process ended (its ring file, salvaged): killed" || { cat busy.txt; fail "busy: rank 2 not said killed"; }
+"$FR_ANALYZE" --json busy | grep -Eq '"kind":[[:space:]]*"gone"' || fail "busy: rank 2's fault is not 'gone'"
+echo "SIGKILLed within a poll: ok"
 
 # 2. teardown: rank 1 exits with status 1, the launcher ends the rest
 cat > raise.scn <<'SCN'
@@ -97,6 +127,8 @@ wait
 grep -q 'exited with status 1' salvage.txt || fail "the rank that raised is not said to have exited 1"
 [ -z "$(ls ring.teardown)" ] || fail "salvaged ring files left behind"
 verdict_names teardown 1
+says teardown "rank 1's process ended (its ring file, salvaged): exited with status 1" ||
+  { cat teardown.txt; fail "the verdict does not say rank 1 exited 1"; }
 echo "teardown: ok"
 
 # 3. a SIGSTOPped rank, snapshotted from outside
@@ -113,7 +145,27 @@ kill -KILL $pids 2> /dev/null
 wait
 "$FR_DUMP" stop/stop-r00002-f0000.frz | grep -q '^trigger: *snapshot' || fail "rank 2's dump is not a snapshot"
 verdict_names stop 2
+says stop "rank 2's process is stopped (its watchdog thread cannot run" || { cat stop.txt; fail "rank 2 not said stopped"; }
 echo "SIGSTOPped rank: ok"
+
+# 3b. the whole job SIGKILLed before any timeout: its dump directory holds
+#     only the announcements; fr-analyze reads the ring files they point to
+#     (this host), or says where they are
+start allkill kill.scn FR_TIMEOUT_SEC=600
+sleep 2
+kill -KILL $pids 2> /dev/null
+wait
+[ -z "$(ls allkill | grep frz)" ] || fail "a rank dumped before the kill"
+ls -A allkill | grep -q '^\.fr-alive-' || fail "no announcements left by the killed job"
+FR_RING_DIR="$FR_TMP/ring.allkill" verdict_names allkill 2
+says allkill "rank 2's process ended (its ring file, salvaged): killed" || { cat allkill.txt; fail "allkill: rank 2 not said killed"; }
+mkdir empty-rings
+FR_RING_DIR="$FR_TMP/empty-rings" "$FR_ANALYZE" allkill > allkill-none.txt 2>&1
+[ $? -eq 2 ] || { cat allkill-none.txt; fail "fr-analyze of announcements without ring files did not exit 2"; }
+grep -q "holds no file" allkill-none.txt && { cat allkill-none.txt; fail "announcements alone read as an empty directory"; }
+tr '\n' ' ' < allkill-none.txt | tr -s ' ' | grep -qF "the ring files of job allkill (ranks 0-3) are in FR_RING_DIR (default /dev/shm) on host $(hostname); run fr-dump --salvage -o allkill there" ||
+  { cat allkill-none.txt; fail "no pointer to the ring files"; }
+echo "announcements alone: ok"
 
 # 4. no ring file can be made: the job runs unchanged
 cat > short.scn <<'SCN'
