@@ -114,8 +114,10 @@ static const fa_member *member_of(const fa_comm *c, int32_t g)
 /* The command that shows where process p is now. */
 static void stack_cmd(const fa_place *p, char *buf, size_t len)
 {
-  if (p->python) snprintf(buf, len, "py-spy dump --pid %u", p->pid);
-  else snprintf(buf, len, "gdb -p %u -batch -ex 'thread apply all bt'", p->pid);
+  char pid[16] = "PID"; /* (unknown: the launcher's log has it) */
+  if (p->pid) snprintf(pid, sizeof pid, "%u", p->pid);
+  if (p->python) snprintf(buf, len, "py-spy dump --pid %s", pid);
+  else snprintf(buf, len, "gdb -p %s -batch -ex 'thread apply all bt'", pid);
 }
 
 /* "pid 4242 on host node03" or what is known of it. */
@@ -209,7 +211,7 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
     snprintf(text, sizeof text, "rank %d never entered %s: see where it is now (%s)", w->rank,
              w->state == FA_MEMBER_IDLE ? "the p2p op its peer waits for" : op, wh);
     stack_cmd(&p, cmd, sizeof cmd);
-    add_step(s, "stack", &p, text, known ? cmd : NULL, p.host);
+    add_step(s, "stack", &p, text, cmd, p.host);
   }
   if (p.pytorch) {
     char f[512];

@@ -1,6 +1,5 @@
 # tests/bench/: `make bench` — what the recorder costs: added time per
-# intercepted call, dump time and size of a full ring, peak memory (README,
-# "Recorder overhead"); and how fast fr-analyze and fr-tui read a big hang
+# intercepted call, dump time and size of a full ring, peak memory; and how fast fr-analyze and fr-tui read a big hang
 # (BENCHMARKS.md).  Built on demand: neither `make all` nor `make check`
 # builds or runs any of it.
 
