@@ -14,7 +14,10 @@ fr_analyze_libanalyze_la_SOURCES = \
 	fr-analyze/libanalyze/stacks.c fr-analyze/libanalyze/stacks_text.c \
 	fr-analyze/libanalyze/stacks_json.c \
 	fr-analyze/libanalyze/input.h fr-analyze/libanalyze/input.c \
-	fr-analyze/libanalyze/parallel.c
+	fr-analyze/libanalyze/parallel.c \
+	fr-analyze/libanalyze/explain.h fr-analyze/libanalyze/next_steps.c \
+	fr-analyze/libanalyze/evidence.c fr-analyze/libanalyze/explain_report.c \
+	fr-analyze/libanalyze/given.c fr-analyze/libanalyze/report_brief.c
 fr_analyze_libanalyze_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(PTHREAD_CFLAGS)
 fr_analyze_libanalyze_la_LIBADD = formats/libfrz.la $(CJSON_LIBS) $(PTHREAD_LIBS)
 

@@ -14,8 +14,8 @@
 
 static void usage(FILE *o)
 {
-  fputs("Usage: fr-analyze [--json | --exclude-list] [-o FILE] [--input-format=FMT] [--comm=ID]\n"
-        "                  [--rank=R] [--color=WHEN] PATH...\n"
+  fputs("Usage: fr-analyze [--json | --exclude-list] [--full] [--why] [-o FILE]\n"
+        "                  [--input-format=FMT] [--comm=ID] [--rank=R] [--color=WHEN] PATH...\n"
         "Merge the flightrec dumps of every rank of a job and diagnose the hang.\n"
         "\n"
         "PATH is a dump directory (every regular file in it is read) or a dump\n"
@@ -23,6 +23,9 @@ static void usage(FILE *o)
         "subdirectories hold some (a job's output directory) is read one level\n"
         "down.  PyTorch Flight Recorder dumps (pickle or JSON) are read too.\n"
         "\n"
+        "      --full      every communicator, member and input problem (the default\n"
+        "                  report is bounded: the verdict, what to do, a summary)\n"
+        "      --why       the rules that decided the verdict, with the records read\n"
         "  -j, --json      print the analysis as JSON (its fields: analysis-json.md,\n"
         "                  installed with the documentation)\n"
         "  -o, --output=FILE  write the report to FILE instead of standard output\n"
@@ -111,10 +114,11 @@ int main(int argc, char **argv)
       {"comm", required_argument, NULL, 'C'},   {"rank", required_argument, NULL, 'R'},
       {"color", required_argument, NULL, 'K'},  {"colour", required_argument, NULL, 'K'},
       {"exclude-list", no_argument, NULL, 'X'},
+      {"full", no_argument, NULL, 'F'},     {"why", no_argument, NULL, 'W'},
       {"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0}};
   int json = 0, c, color = -1, exclude = 0;
-  fa_text_opts topt = {0, 0, 0, -1};
+  fa_text_opts topt = {0, 0, 0, -1, 0, 0};
   const char *out_path = NULL;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":jo:hV", opts, NULL)) != -1) {
@@ -136,6 +140,8 @@ int main(int argc, char **argv)
       if (filter_option(c, optarg, &topt, &color)) return try_help();
       break;
     case 'X': exclude = 1; break;
+    case 'F': topt.full = 1; break;
+    case 'W': topt.why = 1; break;
     case 'h': usage(stdout); return 0;
     case 'V': version(); return 0;
     case ':':

@@ -513,6 +513,11 @@ typedef struct fa_analysis {
   fa_settled *settled;       /* ops of dumps made from ring files whose states were stale
                                 (FRZ_PF_STATES_STALE) read as completed (salvaged.c); by rank */
   uint32_t nsettled;
+  /* dumps of the run lying beside the inputs but not given (given.c): ranks
+   * without a dump here whose files, by their names, are in the directory of
+   * an analysed file; and that directory (NULL none) */
+  fa_ranks beside;
+  char *beside_dir;
 } fa_analysis;
 
 fa_analysis *fa_new(void);
@@ -564,6 +569,9 @@ typedef struct fa_text_opts {
   int has_comm;         /* details only for comm `comm` */
   uint64_t comm;
   int32_t rank;         /* details only for comms this global rank is in; -1 all */
+  int full;             /* every communicator, member and input problem (--full);
+                           0: a summary bounded at any scale */
+  int why;              /* the rules behind the verdict and their records (--why) */
 } fa_text_opts;
 
 int fa_report_text_opts(const fa_analysis *a, FILE *out, const fa_text_opts *opts);

@@ -116,6 +116,18 @@ int fa_alive_any(const fa_analysis *a);
  * (both empty when nobody of the job did).  -1 out of memory. */
 int fa_alive_split(const fa_analysis *a, const fa_ranks *r, fa_ranks *announced, fa_ranks *silent);
 
+/* given.c: the ranks whose dumps lie beside the analysed files, not given
+ * (fa_analysis.beside, .beside_dir), by file name.  -1 out of memory. */
+int fa_find_beside(fa_analysis *a);
+
+/* report_brief.c: the text report's default sections after the verdict,
+ * bounded at any scale (communicators counted, a few named; the input in a
+ * few lines).  0 or -1. */
+int fa_brief_text(FILE *o, const fa_analysis *a);
+/* Text within 80 columns, broken at blanks: the first line `first` columns
+ * in, the others `rest` (a word longer than a line stays whole). */
+void fa_wrap_text(FILE *o, const char *text, int first, int rest);
+
 /* Sort and remove duplicates. */
 void fa_ranks_sort(fa_ranks *r);
 /* Is global rank g in r, which fa_ranks_sort sorted?  (binary search) */

@@ -63,6 +63,8 @@ void fa_free(fa_analysis *a)
   free(a->alive);
   free(a->ranks);
   fa_ranks_free(&a->ranks_missing);
+  fa_ranks_free(&a->beside);
+  free(a->beside_dir);
   for (uint32_t i = 0; i < a->ncomms; i++) free_comm(&a->comms[i]);
   free(a->comms);
   fa_verdict *v = &a->verdict;
@@ -316,10 +318,19 @@ static int list_path(item_list *l, const char *path)
       char *t = fa_printf("%s/%s", path, TRIGGER_NAME);
       int trig = t && stat(t, &st) == 0;
       free(t);
+      frz_alive *al = NULL;
+      size_t nal = 0;
+      if (frz_alive_list(path, &al, &nal) == FRZ_E_NOMEM) return -1;
+      free(al);
+      char msg[256];
+      snprintf(msg, sizeof msg, "the directory holds no dump but the announcements of %zu running process%s "
+               "(.fr-alive-*)%s", nal, nal == 1 ? "" : "es",
+               trig ? " and " TRIGGER_NAME " (a dump was asked for)" : "");
       rc = push_item(l, (char *)path, 0,
-                     trig ? "the directory holds no file but " TRIGGER_NAME
-                            " (a dump was asked for; no rank has written one here)"
-                          : "the directory holds no file",
+                     nal ? msg
+                     : trig ? "the directory holds no file but " TRIGGER_NAME
+                              " (a dump was asked for; no rank has written one here)"
+                            : "the directory holds no file",
                      0);
     }
     return rc;
@@ -472,6 +483,7 @@ int fa_add_paths(fa_analysis *a, const char *const *paths, uint32_t npaths)
     free(l.v[i].problem);
   }
   free(l.v);
+  if (rc == 0) rc = fa_find_beside(a);
   return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <string.h>
 
+#include "explain.h"
 #include "internal.h"
 
 /* Every builder returns NULL when out of memory; cJSON_Add* on a NULL item
@@ -410,6 +411,8 @@ static cJSON *verdict_obj(jctx *j)
   add(j, o, "progressed_ranks", ranks(j, &v->progressed));
   add(j, o, "frames_progress", chk(j, cJSON_CreateBool(v->frames_progress)));
   add(j, o, "stacks", chk(j, fa_stacks_verdict_json(a)));
+  add(j, o, "next_steps", chk(j, fa_next_steps_json(a)));  /* (explain_report.c) */
+  add(j, o, "evidence", chk(j, fa_evidence_json(a)));
   return o;
 }
 

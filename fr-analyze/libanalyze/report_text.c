@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "explain.h"
 #include "internal.h"
 
 #define MAX_LINKS_SHOWN 16
@@ -244,18 +245,7 @@ static void field_list(FILE *o, unsigned f)
  * `indent` spaces (a word longer than a line stays whole). */
 static void wrapped(FILE *o, const char *text, int indent)
 {
-  const int width = 80 - indent;
-  while (*text) {
-    int n = (int)strlen(text), cut = n;
-    if (n > width) {
-      cut = width;
-      while (cut > 0 && text[cut] != ' ') cut--;
-      if (cut == 0) cut = (int)strcspn(text, " ");
-    }
-    fprintf(o, "%*s%.*s\n", indent, "", cut, text);
-    text += cut;
-    while (*text == ' ') text++;
-  }
+  fa_wrap_text(o, text, indent, indent);
 }
 
 /* The ANSI colour of a status: red for a problem, yellow for a straggler,
@@ -560,10 +550,31 @@ static int lagging_text(FILE *o, const fa_comm *c)
   return 0;
 }
 
+static void comm_header(FILE *o, const fa_analysis *a, const fa_comm *c);
+static int comm_body(FILE *o, const fa_analysis *a, const fa_comm *c);
+
+/* The comm's first line, wrapped at 80 columns (the rest 6 columns in). */
 static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
 {
-  char hex[17], buf[RANKSET_LEN];
-  fprintf(o, "  comm %s", fa_hex(c->id, hex));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (!m) return -1;
+  comm_header(m, a, c);
+  if (fclose(m) != 0 || !text) {
+    free(text);
+    return -1;
+  }
+  if (len && text[len - 1] == '\n') text[--len] = '\0';
+  fa_wrap_text(o, text, 2, 6);
+  free(text);
+  return comm_body(o, a, c);
+}
+
+static void comm_header(FILE *o, const fa_analysis *a, const fa_comm *c)
+{
+  char hex[17];
+  fprintf(o, "comm %s", fa_hex(c->id, hex));
   if (c->pt) { /* a PyTorch process group: as its users name it */
     char desc[FRZ_PT_NAME_MAX], name[FRZ_PT_NAME_MAX];
     fa_pt_desc(c, desc, sizeof desc); /* first: the arguments' order of evaluation is unspecified */
@@ -580,6 +591,12 @@ static int comm_text(FILE *o, const fa_analysis *a, const fa_comm *c)
     fprintf(o, ", up to seq %lld, none retained", (long long)c->seq_hi);
   if (!c->tracked) fputs(", completion not tracked", o);
   fputc('\n', o);
+}
+
+static int comm_body(FILE *o, const fa_analysis *a, const fa_comm *c)
+{
+  char hex[17], buf[RANKSET_LEN];
+  (void)hex;
   fputs("    last completed: ", o);
   if (fa_shown_completed(c) >= 0) {
     op_at(o, a, c, (uint64_t)c->last_completed);
@@ -695,15 +712,48 @@ static int shown(const fa_comm *c, const fa_text_opts *opt)
   return 0;
 }
 
+/* The verdict block with every line within 80 columns: a longer one is
+ * broken at its last blank that fits, the rest 18 columns in (under the
+ * values of the labels). */
+static int verdict_fitted(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (!m) return -1;
+  int rc = verdict_text(m, a, opt);
+  if (fclose(m) != 0) rc = -1;
+  for (const char *t = text; rc == 0 && t && *t;) {
+    const char *nl = strchr(t, '\n');
+    int n = nl ? (int)(nl - t) : (int)strlen(t), lead = 0;
+    while (n > 80 - lead) {
+      int cut = 80 - lead; /* (colour codes only on the first line, which is short) */
+      while (cut > 0 && t[cut] != ' ') cut--;
+      if (cut <= 18 - lead) break; /* (nowhere to break: left whole) */
+      fprintf(o, "%*s%.*s\n", lead, "", cut, t);
+      t += cut + 1;
+      n -= cut + 1;
+      lead = 18;
+    }
+    fprintf(o, "%*s%.*s\n", lead, "", n, t);
+    t += n + (nl != NULL);
+  }
+  free(text);
+  return rc;
+}
+
 int fa_report_text(const fa_analysis *a, FILE *o)
 {
-  fa_text_opts opt = {0, 0, 0, -1};
+  fa_text_opts opt = {0, 0, 0, -1, 1, 0}; /* (every detail: the report of old) */
   return fa_report_text_opts(a, o, &opt);
 }
 
 int fa_report_text_opts(const fa_analysis *a, FILE *o, const fa_text_opts *opt)
 {
-  if (verdict_text(o, a, opt)) return -1;
+  if (verdict_fitted(o, a, opt)) return -1;
+  if (fa_next_steps_text(o, a)) return -1;                /* (explain_report.c) */
+  if (opt->why && fa_evidence_text(o, a)) return -1;
+  if (!opt->full && !opt->has_comm && opt->rank < 0) return fa_brief_text(o, a) || ferror(o) ? -1 : 0;
   if (a->ncomms) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < a->ncomms; i++) n += (uint32_t)shown(&a->comms[i], opt);

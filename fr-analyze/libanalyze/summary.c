@@ -670,6 +670,9 @@ static int say_hang(const fa_analysis *a, sbuf *b)
                   fa_sanitize(bad->message, msg, sizeof msg));
         say_unread_alternative(a, v->lagging.v[0], c, b);
       }
+      else if (v->lagging.n && fa_ranks_has(&a->beside, v->lagging.v[0]))
+        sb_printf(b, "%s, outside the inputs (%s beside them, not given)", /* (given.c) */
+                  ranks_phrase(&v->lagging, p2, sizeof p2), v->lagging.n == 1 ? "its dump lies" : "dumps lie");
       else if (v->lagging.n && fa_alive_any(a)) {
         sb_printf(b, "%s, which left no dump", ranks_phrase(&v->lagging, p2, sizeof p2));
         say_no_dump(a, &v->lagging, b);
@@ -900,8 +903,11 @@ int fa_verdict_summary(fa_analysis *a)
                 "dump is cannot be told, so no rank is named (PyTorch's dumps take the rank from "
                 "the file name; a local rank there repeats across nodes, and the dumps of two runs in one "
                 "directory claim every rank twice)", a->conflict_rank);
+    else if (!a->nframes && a->nalive) say_alive_only(a, &b); /* (given.c) */
     else if (!a->nframes) sb_printf(&b, "no usable dump");
     else if (!a->ncomms) sb_printf(&b, "the dumps hold no communicator");
+    else if (a->ranks_missing.n && a->beside.n)
+      say_beside(a, &b); /* (their files are there, not given) */
     else if (a->ranks_missing.n && fa_alive_any(a)) {
       sb_printf(&b, "no hang among the ranks that dumped, but %s left no dump (fr-dump --trigger DIR asks "
                 "every live rank)", ranks_phrase(&a->ranks_missing, p, sizeof p));

@@ -23,6 +23,11 @@ void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3
 const char *ranks_phrase(const fa_ranks *r, char *buf, size_t len);
 /* Why ranks r left no dump, as the announcements tell: "; rank 5 was running (...)". */
 void say_no_dump(const fa_analysis *a, const fa_ranks *r, sbuf *b);
+/* given.c: the ranks whose dumps lie beside the inputs, said as outside
+ * them (not as ranks that left no dump), into b. */
+void say_beside(const fa_analysis *a, sbuf *b);
+/* given.c: no dump, only announcements: who was running, into b. */
+void say_alive_only(const fa_analysis *a, sbuf *b);
 /* Are all of c's lagging members ones that left it (how 1) or whose process ended with the op in flight (how 2)? */
 int lagging_all(const fa_comm *c, int how);
 /* Does some process hold several comm ranks of c (CommInitAll)? */

@@ -1,6 +1,5 @@
 # tests/bench/: `make bench` — what the recorder costs: added time per
-# intercepted call, dump time and size of a full ring, peak memory (README,
-# "Recorder overhead"); and how fast fr-analyze and fr-tui read a big hang
+# intercepted call, dump time and size of a full ring, peak memory; and how fast fr-analyze and fr-tui read a big hang
 # (BENCHMARKS.md).  Built on demand: neither `make all` nor `make check`
 # builds or runs any of it.
 
@@ -11,7 +10,10 @@ tests_bench_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/benc
 
 BENCH_PROGS = tests/bench/fr-bench tests/bench/fr-bench-dump tests/bench/fr-synth tests/bench/fr-measure \
 	tests/bench/fr-bench-load tests/bench/fr-bench-stacks
-EXTRA_PROGRAMS = $(BENCH_PROGS)
+# (fr-synth is built by `make check` too: tests/e2e/report-scale.sh reads its dumps)
+EXTRA_PROGRAMS = tests/bench/fr-bench tests/bench/fr-bench-dump tests/bench/fr-measure \
+	tests/bench/fr-bench-load tests/bench/fr-bench-stacks
+check_PROGRAMS += tests/bench/fr-synth
 tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
 tests_bench_fr_bench_LDFLAGS = $(AM_LDFLAGS) -no-install

@@ -2,7 +2,7 @@
 # run-bench-stacks.sh — part of `make bench`: the cost of one collection of
 # every thread's stack (FR_STACKS, at each dump), with 8 and 64 threads
 # waiting on a condition variable, and the time it adds to a dump.  One small
-# table with the goal beside each figure (README, "Recorder overhead").
+# table with the goal beside each figure (BENCHMARKS.md, "The recorder's cost").
 set -u
 : "${FR_BUILDDIR:?run through make bench}"
 bench="$FR_BUILDDIR/tests/bench"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # run-bench.sh — `make bench`: measure what the recorder costs and print one
-# table with the goal beside each figure (README, "Recorder overhead").
+# table with the goal beside each figure (BENCHMARKS.md, "The recorder's cost").
 # Run by `make bench` with tests/testenv.sh sourced (FR_BUILDDIR, FR_PRELOAD).
 #
 #  1. Added time per intercepted call: tests/bench/fr-bench times ncclX (the

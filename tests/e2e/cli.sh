@@ -140,7 +140,38 @@ contains analyze-empty-dir analyze-empty-dir.out "empty-dir: the directory holds
 # a trigger file alone: a dump was asked for, none written yet; said so
 mkdir trigger-only-dir && echo "reason=test" > trigger-only-dir/TRIGGER
 run analyze-trigger-only 2 "$FR_ANALYZE" trigger-only-dir
-contains analyze-trigger-only analyze-trigger-only.out "trigger-only-dir: the directory holds no file but TRIGGER (a dump was asked for"
+contains analyze-trigger-only analyze-trigger-only.err "trigger-only-dir: the directory holds no file but TRIGGER (a dump was asked for"
+
+# a directory holding only the announcements of running processes: who
+# was running (rank, pid, host) and what would help, not "no file"
+mkdir alive-only
+printf 'flightrec-alive v1 job=job-9 rank=3 world=4 local_rank=3 pid=4711 time_ns=1700000000000000000 trigger=1 host=node07\n' \
+  > alive-only/.fr-alive-job-9-r00003-p4711
+printf 'flightrec-alive v1 job=job-9 rank=1 world=4 local_rank=1 pid=4709 time_ns=1700000000000000000 trigger=1 host=node05\n' \
+  > alive-only/.fr-alive-job-9-r00001-p4709
+run analyze-alive-only 2 "$FR_ANALYZE" alive-only
+tr '\n' ' ' < analyze-alive-only.out | tr -s ' ' > alive-only.flat
+contains analyze-alive-only alive-only.flat "rank 3 as pid 4711 on host node07"
+contains analyze-alive-only alive-only.flat "rank 1 as pid 4709 on host node05"
+contains analyze-alive-only alive-only.flat "fr-dump --trigger alive-only"
+grep -q "holds no file" analyze-alive-only.out analyze-alive-only.err &&
+  fail "analyze-alive-only: said the directory holds no file"
+
+# one file of a complete run analysed alone: the other ranks' dumps lie
+# beside it, outside the inputs (not ranks that left no dump), and no
+# trigger is suggested for a job that is over
+# (rank 5 alone: it is idle, nothing to tell; rank 0 alone: it waits for
+# ranks whose dumps were not given)
+run analyze-one-file 2 "$FR_ANALYZE" dumps/c1/job-42-r00005-f0000.frz
+tr '\n' ' ' < analyze-one-file.out | tr -s ' ' > one-file.flat
+contains analyze-one-file one-file.flat "ranks 0-4,6-7 are outside the inputs"
+contains analyze-one-file one-file.flat "fr-analyze dumps/c1"
+run analyze-one-waiter 1 "$FR_ANALYZE" dumps/c1/job-42-r00000-f0000.frz
+tr '\n' ' ' < analyze-one-waiter.out | tr -s ' ' > one-waiter.flat
+contains analyze-one-waiter one-waiter.flat "ranks 1-7, outside the inputs"
+for f in analyze-one-file.out analyze-one-waiter.out; do
+  grep -q "left no dump\|--trigger" $f && fail "$f: ranks said to leave no dump, or a trigger suggested"
+done
 run dump-trigger-only 2 "$FR_DUMP" trigger-only-dir
 contains dump-trigger-only dump-trigger-only.err "fr-dump: no file to read in the directories given (only a trigger file: a dump was asked for"
 run dump-empty-dir 2 "$FR_DUMP" empty-dir # no file: said on stderr, nothing on stdout (and no qsort of NULL)
@@ -254,10 +285,33 @@ rm -f live/TRIGGER
 run trigger-nodir 2 "$FR_DUMP" --trigger no-such-dir
 contains trigger-nodir trigger-nodir.err "no-such-dir"
 
+# --why: the rules that decided each kind of verdict the tests cover, by
+# the names fr-analyze(1) defines, with the records they read (one golden
+# per kind); every line of the default report within 80 columns
+cp -r "$FR_SRCDIR/samples/c11-link-stalls" c11 && chmod -R u+w c11
+cp -r "$FR_SRCDIR/tests/fixtures/nvrx/gpu_error_1st" gpu-error && chmod -R u+w gpu-error
+rm -f gpu-error/*.txt gpu-error/LICENSE* 2>/dev/null
+for k in lagging:1:dumps/c1 deadlock:1:dumps/cycle mismatch:1:dumps/mismatch nodump:1:dumps/nodump \
+  healthy:0:dumps/hostile link-stopped:1:c11 unfinished:1:gpu-error no-usable-dump:2:alive-only \
+  outside-inputs:2:dumps/c1/job-42-r00005-f0000.frz; do
+  kind=${k%%:*} rest=${k#*:}
+  run why-$kind "${rest%%:*}" "$FR_ANALYZE" --why "${rest#*:}"
+  sed -n '/^why (/,/^$/p' why-$kind.out > why-$kind.txt
+  golden why-$kind.txt why-$kind.txt
+  checks=$((checks + 1))
+  awk 'length > 80 { bad = 1 } END { exit bad }' why-$kind.out || fail "why-$kind: a line wider than 80 columns"
+  # every rule it names is defined in fr-analyze(1), RULES
+  for r in $(sed -n 's/^  \([a-z0-9-]*\): .*/\1/p' why-$kind.txt); do
+    checks=$((checks + 1))
+    sed -n '/^\.SH RULES/,/^\.SH /p' "$FR_SRCDIR/man/fr-analyze.1" | grep -qx "\.B $r" ||
+      fail "why-$kind: rule $r is not defined in fr-analyze(1), RULES"
+  done
+done
+
 # a full disk: every tool's output that cannot be written is exit 2 and one
 # line saying so (a file-size limit of 1 KiB, SIGXFSZ ignored, makes the
 # writes fail with EFBIG, as a full disk fails them with ENOSPC)
-for tool in "analyze:$FR_ANALYZE" "analyze-json:$FR_ANALYZE --json" "dump:$FR_DUMP" "dump-json:$FR_DUMP --json" \
+for tool in "analyze:$FR_ANALYZE --full" "analyze-json:$FR_ANALYZE --json" "dump:$FR_DUMP" "dump-json:$FR_DUMP --json" \
   "tui:$FR_TUI --batch"; do
   checks=$((checks + 1))
   name=${tool%%:*}

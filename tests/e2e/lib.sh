@@ -39,7 +39,7 @@ run_case() {
       { cat "$FR_TMP/stderr" >&2; fail "run-scenario $name failed"; }
     "$FR_JSON_EXPECT" "$exp" "$FR_TMP/run/analysis.json" > "$FR_TMP/expect.out" 2>&1 && break
     cat "$FR_TMP/expect.out" >&2
-    sed '/^$/,$d' "$FR_TMP/run/verdict.txt" >&2
+    sed '/^$/,$d' "$FR_TMP/run/verdict-full.txt" >&2
     tries=$((tries - 1))
     [ "$tries" -gt 0 ] || fail "$name: analysis differs from $exp"
     echo "$name: analysis differs from $exp in a sanitizer build; once more" >&2
@@ -55,7 +55,7 @@ each_case() {
     name=$(basename "$scn" .scn)
     run_case "$name" >/dev/null
     "$FR_JSON_EXPECT" --no-waiting-roots "$FR_TMP/run/analysis.json" || fail "$name: a root cause waits in NCCL"
-    case_check "$name" "$(tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ')"
+    case_check "$name" "$(tr '\n' ' ' < "$FR_TMP/run/verdict-full.txt" | tr -s ' ')"
     echo "$name: ok"
   done
 }
@@ -66,7 +66,7 @@ check_hang_case() {
   run_case "$1"
   n=$(ls "$FR_TMP/run/dumps" | grep -c -- '-f0000\.frz$')
   [ "$n" -eq "$2" ] || fail "expected $2 frame-0 dumps, found $n"
-  grep -q '^verdict: hang' "$FR_TMP/run/verdict.txt" || fail "text verdict does not start with the hang"
+  grep -q '^verdict: hang' "$FR_TMP/run/verdict-full.txt" || fail "text verdict does not start with the hang"
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   echo "$1: ok"
 }
@@ -76,7 +76,7 @@ check_hang_case() {
 # frames, and the stack classes give exactly those ranks a class that holds
 # FUNC, which no other class holds.
 check_stack() {
-  v="$FR_TMP/run/verdict.txt"
+  v="$FR_TMP/run/verdict-full.txt"
   grep -Eq "^  stack of $2: +(.* <- )?$3( <- |\$)" "$v" ||
     { cat "$v" >&2; fail "$1: the verdict shows no stack of rank(s) $2 with $3"; }
   sed -n '/^stack classes:/,/^$/p' "$v" > "$FR_TMP/classes"

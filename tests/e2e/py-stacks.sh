@@ -50,8 +50,8 @@ while [ "$(ls "$base/hang" 2>/dev/null | grep -c -- '-f0000\.frz$')" -lt 2 ]; do
 done
 kill "$pid0" "$pid1" 2>/dev/null
 wait
-"$FR_ANALYZE" "$base/hang" > "$FR_TMP/run-verdict.txt"
+"$FR_ANALYZE" "$base/hang" > "$FR_TMP/run-verdict-full.txt"
 [ $? -eq 1 ] || fail "fr-analyze did not find the hang"
-mkdir -p "$FR_TMP/run" && cp "$FR_TMP/run-verdict.txt" "$FR_TMP/run/verdict.txt"
+mkdir -p "$FR_TMP/run" && cp "$FR_TMP/run-verdict-full.txt" "$FR_TMP/run/verdict-full.txt"
 check_stack py-hang 1 'load_batch \(py_job\.py:[0-9]+\)'
 echo "py-stacks: ok"

@@ -9,7 +9,7 @@ check_hang_case v-blocked-read 4
 check_stack v-blocked-read 1 job_block_in_read
 # read(2), then job_block_in_read (an ASan build's read interceptor between)
 in_read='(__libc_)?read (<- libasan\.so\+0x[0-9a-f]+ )?<- job_block_in_read'
-grep -Eq "^  stack of 1: +$in_read" "$FR_TMP/run/verdict.txt" ||
+grep -Eq "^  stack of 1: +$in_read" "$FR_TMP/run/verdict-full.txt" ||
   fail "the stack of rank 1 does not start in read(2)"
 # fr-tui: the stack pane of the selected rank (the culprit, rank 1) and the
 # stack classes

@@ -25,11 +25,11 @@ for scn in "$FR_SRCDIR"/tests/scenarios/b-*.scn "$FR_SRCDIR"/tests/scenarios/r-*
   run_case "$name" >/dev/null
   case $name in
     x-random-77031231101) # the unreadable dump's alternative: rank 1, which skipped
-      tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ' | grep -q "rank 1, which never entered it, is the cause instead" ||
-        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the alternative to the unreadable dump is not said"; } ;;
+      tr '\n' ' ' < "$FR_TMP/run/verdict-full.txt" | tr -s ' ' | grep -q "rank 1, which never entered it, is the cause instead" ||
+        { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: the alternative to the unreadable dump is not said"; } ;;
     r-async-error-crash) # either reading of the race names the async error in the verdict's lead
-      sed -n '1,/^  lagging ranks:/p' "$FR_TMP/run/verdict.txt" | tr '\n' ' ' | tr -s ' ' |
-        grep -q "async error" || { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the async error is not said"; } ;;
+      sed -n '1,/^  lagging ranks:/p' "$FR_TMP/run/verdict-full.txt" | tr '\n' ' ' | tr -s ' ' |
+        grep -q "async error" || { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: the async error is not said"; } ;;
   esac
   echo "$name: ok"
 done

@@ -22,7 +22,7 @@ sys.exit(0 if any(c.get("stuck") and c["stuck"]["op"] == "Broadcast" and int(sys
 for scn in "$FR_SRCDIR"/tests/scenarios/b7n-*.scn; do
   name=$(basename "$scn" .scn)
   run_case "$name" >/dev/null
-  text=$(tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ')
+  text=$(tr '\n' ' ' < "$FR_TMP/run/verdict-full.txt" | tr -s ' ')
   case $name in
     b7n-crash-two-*) where=2
       # rank 5 always; rank 2 too when rank 4 happened to reach the broadcast
@@ -56,7 +56,7 @@ done
 for scn in "$FR_SRCDIR"/tests/scenarios/b7-*.scn "$FR_SRCDIR"/tests/scenarios/b7v-*.scn; do
   name=$(basename "$scn" .scn)
   run_case "$name" >/dev/null
-  text=$(tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ')
+  text=$(tr '\n' ' ' < "$FR_TMP/run/verdict-full.txt" | tr -s ' ')
   # the rank the rounds say changed (its header: "the summary says rank N changed"), or none
   want=$(sed -n 's/^# *//p' "$scn" | tr '\n' ' ' | tr -s ' ' | sed -n 's/.*the summary says rank \([0-9]*\) changed.*/\1/p')
   case $name in

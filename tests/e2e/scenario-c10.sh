@@ -4,6 +4,6 @@
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 run_case c10-order-inversion
-grep -q '^verdict: deadlock' "$FR_TMP/run/verdict.txt" || fail "no deadlock in the text verdict"
+grep -q '^verdict: deadlock' "$FR_TMP/run/verdict-full.txt" || fail "no deadlock in the text verdict"
 check_tui_first c10-order-inversion "DEADLOCK" "wait-for cycle:"
 echo "c10-order-inversion: ok"

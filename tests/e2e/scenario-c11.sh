@@ -5,8 +5,8 @@
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 check_hang_case c11-link-stalls 8
-grep -q 'all joined, not completed' "$FR_TMP/run/verdict.txt" || fail "verdict does not say all joined"
-grep -q 'missing links:  3->4 channel 1 (SendPeerWait' "$FR_TMP/run/verdict.txt" ||
+grep -q 'all joined, not completed' "$FR_TMP/run/verdict-full.txt" || fail "verdict does not say all joined"
+grep -q 'missing links:  3->4 channel 1 (SendPeerWait' "$FR_TMP/run/verdict-full.txt" ||
   fail "the text verdict does not name link 3->4 on channel 1"
 # NCCL's own view of the stuck all-reduce is on the record: its fifth
 # AllReduce (NCCL's seqNumber 4), ring, Simple protocol, 2 channels

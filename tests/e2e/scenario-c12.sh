@@ -5,5 +5,5 @@
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 run_case c12-partial-evidence
-grep -q 'r00006-f0000.frz: at byte 0: empty file' "$FR_TMP/run/verdict.txt" || fail "the empty dump is not reported"
+grep -q 'r00006-f0000.frz: at byte 0: empty file' "$FR_TMP/run/verdict-full.txt" || fail "the empty dump is not reported"
 echo "c12-partial-evidence: ok"

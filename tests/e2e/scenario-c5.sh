@@ -4,5 +4,5 @@
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 run_case c5-coll-mismatch
-grep -q '^verdict: mismatch' "$FR_TMP/run/verdict.txt" || fail "text verdict is not a mismatch"
+grep -q '^verdict: mismatch' "$FR_TMP/run/verdict-full.txt" || fail "text verdict is not a mismatch"
 echo "c5-coll-mismatch: ok"

@@ -3,5 +3,5 @@
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 run_case c6-dtype-split
-grep -q 'no single culprit' "$FR_TMP/run/verdict.txt" || fail "a culprit was named"
+grep -q 'no single culprit' "$FR_TMP/run/verdict-full.txt" || fail "a culprit was named"
 echo "c6-dtype-split: ok"

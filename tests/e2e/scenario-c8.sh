@@ -3,5 +3,5 @@
 . "$FR_SRCDIR/tests/e2e/lib.sh"
 fr_tmpdir
 run_case c8-rank-dies
-grep -q 'left no dump' "$FR_TMP/run/verdict.txt" || fail "the missing dump is not named"
+grep -q 'left no dump' "$FR_TMP/run/verdict-full.txt" || fail "the missing dump is not named"
 echo "c8-rank-dies: ok"

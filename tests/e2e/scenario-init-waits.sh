@@ -23,20 +23,20 @@ run_case healthy-shrink
 expect_exit 0 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
 # the comm that never formed names who arrived and who did not
 run_case v-init-never-called-w4
-grep -q 'never called CommInitRank' "$FR_TMP/run/verdict.txt" || fail "verdict does not say who never called the init"
-grep -q 'never formed:   comm ranks 0-2 arrived' "$FR_TMP/run/verdict.txt" || fail "details do not list the arrived comm ranks"
+grep -q 'never called CommInitRank' "$FR_TMP/run/verdict-full.txt" || fail "verdict does not say who never called the init"
+grep -q 'never formed:   comm ranks 0-2 arrived' "$FR_TMP/run/verdict-full.txt" || fail "details do not list the arrived comm ranks"
 # a stalled link between two devices of one process is named by comm rank,
 # not "0->0" (both ends are global rank 0), in the summary and the list
 for name in v-initall-link-stall-w1 v-initall-link-stall-w2; do
   run_case "$name" > /dev/null
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   want=$([ "$name" = v-initall-link-stall-w1 ] && echo "2->3" || echo "1->2")
-  grep -q "missing links:  comm rank $want of rank 0 channel 0 (SendPeerWait" "$FR_TMP/run/verdict.txt" ||
-    { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the link is not named by comm rank"; }
-  ! grep -q ' 0->0' "$FR_TMP/run/verdict.txt" || fail "$name: a link reads 0->0"
+  grep -q "missing links:  comm rank $want of rank 0 channel 0 (SendPeerWait" "$FR_TMP/run/verdict-full.txt" ||
+    { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: the link is not named by comm rank"; }
+  ! grep -q ' 0->0' "$FR_TMP/run/verdict-full.txt" || fail "$name: a link reads 0->0"
   echo "$name: ok"
 done
 # the CommInitAll verdict names the comm rank and device
 run_case v-initall-skip-dev-w2
-grep -q 'comm rank 1 (device 1) of rank 0 never entered' "$FR_TMP/run/verdict.txt" ||
+grep -q 'comm rank 1 (device 1) of rank 0 never entered' "$FR_TMP/run/verdict-full.txt" ||
   fail "verdict does not name the device that skipped"

@@ -88,7 +88,7 @@ all_done() {
 
 run_case healthy-lifecycle
 all_done "$FR_TMP/run" 4 healthy-lifecycle
-grep -q '^communicators: 11$' "$FR_TMP/run/verdict.txt" || fail "healthy-lifecycle: expected 11 communicators"
+grep -q '^communicators: 11$' "$FR_TMP/run/verdict-full.txt" || fail "healthy-lifecycle: expected 11 communicators"
 "$FR_DUMP" "$FR_TMP/run/dumps/"*-r00001-f0000.frz > "$FR_TMP/r1.txt" || fail "fr-dump"
 for s in job_site_1 job_site_2 job_site_3 job_ncall; do
   grep -q "fr-scenario-job!$s+0x" "$FR_TMP/r1.txt" || fail "healthy-lifecycle: no call site in $s"

@@ -175,7 +175,7 @@ SCN
   { cat "$FR_TMP/ce.err" >&2; fail "run-scenario crash-early failed"; }
 ls -A "$FR_TMP/ce/dumps" | grep -q '^\.fr-alive-.*-r00001-p' ||
   fail "crash-early: rank 1, killed 40 ms after its first comm, left no announcement: $(ls -A "$FR_TMP/ce/dumps")"
-"$FR_ANALYZE" "$FR_TMP/ce/dumps" > "$FR_TMP/ce.txt"
+"$FR_ANALYZE" --full "$FR_TMP/ce/dumps" > "$FR_TMP/ce.txt"  # (the input in full: each announcement)
 grep -q "rank 1: announced itself at .*; no clean exit, no dump" "$FR_TMP/ce.txt" ||
   { cat "$FR_TMP/ce.txt" >&2; fail "crash-early: fr-analyze does not say rank 1 was running"; }
 echo "crash-early: a rank killed 40 ms after its first comm had announced itself: ok"

@@ -27,21 +27,21 @@ for name in v-stop-in-split v-majority-w16 v-cycle-three-comms v-ahead-w8 \
   expect_exit 1 "$FR_ANALYZE" "$FR_TMP/run/dumps" >/dev/null
   case $name in
     v-a2a-group-*) # the pairs of an all-to-all that both posted wait with their group, not on the link
-      grep -q "held by its NCCL group" "$FR_TMP/run/verdict.txt" && ! grep -q "device or network" "$FR_TMP/run/verdict.txt" ||
-        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: pairs held by their group read as a device or network fault"; } ;;
+      grep -q "held by its NCCL group" "$FR_TMP/run/verdict-full.txt" && ! grep -q "device or network" "$FR_TMP/run/verdict-full.txt" ||
+        { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: pairs held by their group read as a device or network fault"; } ;;
     v-pipe-crash-lost-dump-w4) # the peer placed by the world comm's line, named (no empty rank list)
-      tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ' | grep -q "that rank 2 never posted" ||
-        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the placed peer is not said"; } ;;
+      tr '\n' ' ' < "$FR_TMP/run/verdict-full.txt" | tr -s ' ' | grep -q "that rank 2 never posted" ||
+        { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: the placed peer is not said"; } ;;
     v-pp-crash-lost-dump-w8) # peers no dump places: the summary says so, with no empty rank list
-      tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ' | grep -q "that no member with a dump posted" ||
-        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the unplaced peers are not said"; } ;;
+      tr '\n' ' ' < "$FR_TMP/run/verdict-full.txt" | tr -s ' ' | grep -q "that no member with a dump posted" ||
+        { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: the unplaced peers are not said"; } ;;
     v-early-end-empty-w5|v-early-end-tp-w6) # a teardown before the stuck seq, no minority: both readings
-      tr '\n' ' ' < "$FR_TMP/run/verdict.txt" | tr -s ' ' | grep -q "down before seq .* the dumps cannot tell which" ||
-        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: the two readings are not said"; } ;;
+      tr '\n' ' ' < "$FR_TMP/run/verdict-full.txt" | tr -s ' ' | grep -q "down before seq .* the dumps cannot tell which" ||
+        { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: the two readings are not said"; } ;;
     v-order-stream-*) # the member whose op sits behind another on its stream: "behind", not lagging
-      grep -q "^      behind   [0-9,-]* (enqueued it, queued behind other ops on" "$FR_TMP/run/verdict.txt" &&
-        ! grep -q "^      lagging \|lagging members got as far as" "$FR_TMP/run/verdict.txt" ||
-        { cat "$FR_TMP/run/verdict.txt" >&2; fail "$name: a member queued on its stream is listed as lagging"; } ;;
+      grep -q "^      behind   [0-9,-]* (enqueued it, queued behind other ops on" "$FR_TMP/run/verdict-full.txt" &&
+        ! grep -q "^      lagging \|lagging members got as far as" "$FR_TMP/run/verdict-full.txt" ||
+        { cat "$FR_TMP/run/verdict-full.txt" >&2; fail "$name: a member queued on its stream is listed as lagging"; } ;;
   esac
   echo "$name: ok"
 done

@@ -31,6 +31,6 @@ grep -q '"call_site":[[:space:]]*"0000000000000000"' "$FR_TMP/d0.json" || fail "
 FR_SIM_PROFILER_VERSION=4
 export FR_SIM_PROFILER_VERSION
 check_hang_case c11-link-stalls 8
-grep -q 'missing links:  3->4 channel 1 (SendPeerWait' "$FR_TMP/run/verdict.txt" ||
+grep -q 'missing links:  3->4 channel 1 (SendPeerWait' "$FR_TMP/run/verdict-full.txt" ||
   fail "v4: link 3->4 on channel 1 not named"
 echo "static NCCL: ok"

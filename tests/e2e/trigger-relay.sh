@@ -188,11 +188,11 @@ check_run() {
   for r in 0 1 3; do
     [ -z "$(ls "$run/node2/" | grep -- "-r0000$r-")" ] || fail "$mech: rank $r wrote into rank 2's directory"
   done
-  "$FR_ANALYZE" "$run/node0" "$run/node1" "$run/node2" "$run/node3" > "$run/verdict.txt" 2>&1
-  [ $? -eq 1 ] || { cat "$run/verdict.txt" >&2; fail "$mech: fr-analyze over the four directories did not find the hang"; }
-  grep -Eq "^  lagging rank: +2\\b|rank 2 never entered" "$run/verdict.txt" ||
-    { cat "$run/verdict.txt" >&2; fail "$mech: the verdict does not name rank 2"; }
-  mkdir -p "$FR_TMP/run" && cp "$run/verdict.txt" "$FR_TMP/run/verdict.txt"
+  "$FR_ANALYZE" "$run/node0" "$run/node1" "$run/node2" "$run/node3" > "$run/verdict-full.txt" 2>&1
+  [ $? -eq 1 ] || { cat "$run/verdict-full.txt" >&2; fail "$mech: fr-analyze over the four directories did not find the hang"; }
+  grep -Eq "^  lagging rank: +2\\b|rank 2 never entered" "$run/verdict-full.txt" ||
+    { cat "$run/verdict-full.txt" >&2; fail "$mech: the verdict does not name rank 2"; }
+  mkdir -p "$FR_TMP/run" && cp "$run/verdict-full.txt" "$FR_TMP/run/verdict-full.txt"
   check_stack "$mech" 2 job_stop_forever
   latency=$(sed -n 's/.*(it took \([0-9.]*\) ms to reach this rank).*/\1/p' "$run/r2.txt")
   echo "$mech: rank 2 dumped, $latency ms after the first rank's trigger; the verdict names it"

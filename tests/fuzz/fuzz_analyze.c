@@ -57,10 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   add_one(a, data + start, size - start, nfiles);
   if (fa_run(a) == 0) {
     (void)fa_report_text(a, sink);
-    fa_text_opts opts = { 1, 0, 0, -1 };
+    fa_text_opts opts = { 1, 0, 0, -1, 0, 1 }; /* the bounded report, with --why */
     (void)fa_report_text_opts(a, sink, &opts);
     if (a->ncomms > 0) {
-      fa_text_opts one = { 0, 1, a->comms[0].id, 0 };
+      fa_text_opts one = { 0, 1, a->comms[0].id, 0, 0, 0 };
       (void)fa_report_text_opts(a, sink, &one);
     }
     char *json = fa_report_json(a);
