@@ -84,9 +84,15 @@ static int is_left(const fa_member *m) { return m->left; }
 static int is_behind(const fa_member *m) { return m->behind; }
 static int is_async(const fa_member *m) { return m->async_error; }
 static int is_not_started(const fa_member *m) { return m->not_started; }
-static int is_plain_lag(const fa_member *m) { return !m->gone && !m->left && !m->behind && !m->absent; }
+static int is_failed(const fa_member *m) { return m->failed_seq >= 0; }
+static int is_not_run(const fa_member *m) { return m->not_run; }
+static int is_not_returned(const fa_member *m) { return m->not_returned; }
+static int is_plain_lag(const fa_member *m)
+{
+  return !m->gone && !m->left && !m->behind && !m->absent && m->failed_seq < 0 && !m->not_run;
+}
 static int is_absent(const fa_member *m) { return m->absent; }
-static int is_plain_unf(const fa_member *m) { return !m->async_error && !m->not_started; }
+static int is_plain_unf(const fa_member *m) { return !m->async_error && !m->not_started && !m->not_returned; }
 
 static uint32_t count(const fa_comm *c, fa_member_state s, int (*f)(const fa_member *))
 {
@@ -118,6 +124,20 @@ static void stuck_rules(evl *e, const fa_analysis *a, const fa_comm *c)
              "entered", hex, op);
     members(e, x, a, c, FA_MEMBER_LAGGING, is_plain_lag, -1, "lagging");
   }
+  if (count(c, FA_MEMBER_LAGGING, is_failed)) {
+    x = rule(e, "call-failed", "its own call on comm %s (its creation, or a collective) returned an error "
+             "and launched nothing: it took no part from that seq on", hex);
+    for (int32_t q = 0; q < c->size; q++)
+      if (c->members[q].state == FA_MEMBER_LAGGING && is_failed(&c->members[q]))
+        mrec(e, x, a, c, &c->members[q], c->members[q].failed_seq, "call_failed");
+  }
+  if (count(c, FA_MEMBER_LAGGING, is_not_run)) {
+    x = rule(e, "graph-not-launched", "its record of an op on comm %s was captured into a CUDA graph that "
+             "shows no launch, where another member called that op eagerly", hex);
+    for (int32_t q = 0; q < c->size; q++)
+      if (c->members[q].state == FA_MEMBER_LAGGING && is_not_run(&c->members[q]))
+        mrec(e, x, a, c, &c->members[q], c->members[q].not_run_seq, "captured");
+  }
   if (count(c, FA_MEMBER_LAGGING, is_gone)) {
     x = rule(e, "process-ended", "its process ended (dump written at exit or on a fatal signal) with "
              "%s in flight", op);
@@ -148,6 +168,11 @@ static void stuck_rules(evl *e, const fa_analysis *a, const fa_comm *c)
     x = rule(e, "never-started", "its %s never started while other members' did, and no NCCL op of its "
              "stream holds it: other work on that stream never finished", op);
     members(e, x, a, c, FA_MEMBER_UNFINISHED, is_not_started, (int64_t)c->stuck_seq, "not_started");
+  }
+  if (count(c, FA_MEMBER_UNFINISHED, is_not_returned)) {
+    x = rule(e, "never-returned", "its call of %s is still in progress (IN_CALL) a second or more after it "
+             "was made, while every other member's call returned and waits", op);
+    members(e, x, a, c, FA_MEMBER_UNFINISHED, is_not_returned, (int64_t)c->stuck_seq, "in_call");
   }
   if (count(c, FA_MEMBER_UNFINISHED, is_async)) {
     x = rule(e, "async-error", "NCCL reported an asynchronous error on its comm %s with %s in flight",
@@ -264,6 +289,25 @@ static void verdict_rules(evl *e, const fa_analysis *a)
         if (m) mrec(e, x, a, c, m, (int64_t)mm->seq, (int32_t)gi == mm->culprit ? "minority" : "majority");
       }
     }
+  }
+  if (v->p2p_hub >= 0) {
+    x = rule(e, "p2p-hub", "every p2p transfer of comm %s without a counterpart touches rank %d, and the "
+             "ranks at their other ends reached that round: its calls, not theirs",
+             fa_hex(a->comms[v->p2p_hub_comm].id, hex), v->p2p_hub);
+    const fa_comm *c = &a->comms[v->p2p_hub_comm];
+    for (uint32_t i = 0; i < c->nlinks; i++)
+      if (c->links[i].p2p && !c->links[i].joined)
+        rec(e, x, c->links[i].src == v->p2p_hub ? c->links[i].dst : c->links[i].src, v->p2p_hub_comm,
+            (int64_t)c->links[i].seq, "other_end", -1);
+    rec(e, x, v->p2p_hub, v->p2p_hub_comm, -1, "hub", frame_of(a, v->p2p_hub));
+  }
+  if (v->nunexplained) {
+    x = rule(e, "unexplained", "%u observation(s) no fault of the verdict explains (fr-analyze(1), THE MODEL)",
+             v->nunexplained);
+    for (uint32_t i = 0; i < v->nobs; i++)
+      if (v->obs[i].by < 0)
+        rec(e, x, v->obs[i].rank, v->obs[i].comm, (int64_t)v->obs[i].seq, fa_obs_kind_name(v->obs[i].kind),
+            frame_of(a, v->obs[i].rank));
   }
   if (v->outside.n) {
     x = rule(e, "waits-outside-nccl", "%s would be root causes, but %s stack waits for another rank "

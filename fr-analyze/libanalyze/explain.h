@@ -41,7 +41,7 @@ void fa_rank_place(const fa_analysis *a, int32_t g, int32_t comm, fa_place *p);
 /* One next step.  kind is one of the stable names of fr-analyze(1), WHAT TO
  * DO: "stack", "gpu", "nccl-error", "process-end", "teardown", "code",
  * "network", "timeout", "no-dump", "trigger", "inputs", "redump", "node",
- * "evict", "none". */
+ * "evict", "config", "none". */
 typedef struct fa_next_step {
   const char *kind;            /* static */
   int32_t rank;                /* the global rank it is about; -1 none */

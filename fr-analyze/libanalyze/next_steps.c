@@ -147,7 +147,45 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
   int known = p.pid != 0;
   int mismatch = v->mismatch_comm >= 0 && a->comms[v->mismatch_comm].mismatch.culprit >= 0 &&
                  w->comm == v->mismatch_comm && w->seq == a->comms[v->mismatch_comm].mismatch.seq;
-  if (mismatch) {
+  unsigned how = mismatch ? a->comms[v->mismatch_comm].mismatch.fields : 0;
+  const frz_record *at = m && m->rank >= 0 && w->state == FA_MEMBER_LAGGING ? fa_member_record(a, m, w->seq) : NULL;
+  char res[32];
+  if (mismatch && (how & (FA_FIELD_ALGO | FA_FIELD_PROTO)) && !(how & ~(unsigned)(FA_FIELD_ALGO | FA_FIELD_PROTO))) {
+    snprintf(text, sizeof text,
+             "rank %d ran %s with another NCCL algorithm or protocol than the others: compare "
+             "NCCL_ALGO, NCCL_PROTO, the NCCL version and any tuner plugin on its host with the "
+             "others'", w->rank, op);
+    add_step(s, "config", &p, text, "env | grep '^NCCL_'; ldconfig -p | grep libnccl", p.host);
+  } else if (w->rank == v->p2p_hub) {
+    snprintf(text, sizeof text,
+             "rank %d's sends and receives disagree with its peers' (every transfer left without a "
+             "counterpart touches it): check how it computes its all-to-all-v split sizes",
+             w->rank);
+    snprintf(cmd, sizeof cmd, "fr-dump %s", p.file ? p.file : dir);
+    add_step(s, "code", &p, text, p.file ? cmd : NULL, NULL);
+  } else if (m && m->failed_seq >= 0 && w->state == FA_MEMBER_LAGGING) {
+    nccl_result_phrase(m->failed_result, res, sizeof res);
+    snprintf(text, sizeof text,
+             "rank %d's %s failed (%s) and it never took part: read its log for NCCL's WARN line "
+             "(rerun with NCCL_DEBUG=INFO) and the error behind it (out of memory, a bad device)",
+             w->rank, m->failed_seq == 0 ? "creation of the comm" : op, m->failed_result > 0 ? res : "an error");
+    add_step(s, "nccl-error", &p, text, "dmesg -T | grep -i -e xid -e nvrm", p.host);
+  } else if (w->state == FA_MEMBER_UNFINISHED && m && m->not_returned) {
+    snprintf(text, sizeof text,
+             "rank %d's call of %s never returned: take its native stack to see where it is stuck "
+             "inside NCCL (%s)", w->rank, op, wh);
+    snprintf(cmd, sizeof cmd, "gdb -p %u -batch -ex 'thread apply all bt'", p.pid);
+    add_step(s, "stack", &p, text, known ? cmd : NULL, p.host);
+  } else if (m && (m->not_run || (at && (at->flags & FRZ_RF_GROUP_OPEN)))) {
+    snprintf(text, sizeof text,
+             m->not_run ? "rank %d captured its call into a CUDA graph that never launched, where the "
+                          "others called it eagerly: find the capture or replay path that differs"
+                        : "rank %d issued %s in an NCCL group it never ended (ncclGroupStart without "
+                          "ncclGroupEnd): find the early return or exception inside the group",
+             w->rank, op);
+    stack_cmd(&p, cmd, sizeof cmd);
+    add_step(s, "code", &p, text, known ? cmd : NULL, p.host);
+  } else if (mismatch) {
     snprintf(text, sizeof text,
              "rank %d called another op than the others at %s: find the code path that differs "
              "(its records and their call sites are in its dump)", w->rank, op);
@@ -317,7 +355,21 @@ int fa_next_steps(const fa_analysis *a, const char *dir, fa_next_step **out, uin
       snprintf(cmd, sizeof cmd, "fr-analyze --json %s", d);
       add_step(&s, "inputs", NULL, text, cmd, NULL);
     }
-    if (!v->root_cause.n) { /* nobody to blame: the device or network side */
+    if (!v->root_cause.n && v->mismatch_comm >= 0) { /* calls that differ, no minority */
+      unsigned f = a->comms[v->mismatch_comm].mismatch.fields;
+      if ((f & (FA_FIELD_ALGO | FA_FIELD_PROTO)) && !(f & ~(unsigned)(FA_FIELD_ALGO | FA_FIELD_PROTO)))
+        add_step(&s, "config", NULL,
+                 "the members ran one op with different NCCL algorithms or protocols and no side is a "
+                 "minority: compare NCCL_ALGO, NCCL_PROTO, the NCCL version and any tuner plugin "
+                 "across the hosts of the groups above", "env | grep '^NCCL_'; ldconfig -p | grep libnccl",
+                 NULL);
+      else
+        add_step(&s, "code", NULL,
+                 "the members called one op with different arguments and no side is a minority: find "
+                 "where the groups above take different code paths (their dumps hold the call sites)",
+                 NULL, NULL);
+    }
+    if (!v->root_cause.n && v->mismatch_comm < 0) { /* nobody to blame: the device or network side */
       const fa_link *l = NULL;
       for (uint32_t i = 0; i < v->nlinks && !l; i++)
         if (v->links[i].evidence || (v->links[i].p2p && v->links[i].joined)) l = &v->links[i];
