@@ -17,7 +17,9 @@
  * ranks one of whose own comm ranks never entered the op they wait in
  * (several comm ranks in one process), ranks whose process ended with an
  * op in flight, ranks that tore down a comm their peers wait in, and ranks
- * whose rounds say they left out a call others wait for (left_out_ranks).
+ * whose rounds say they left out a call others wait for (left_out_ranks), and
+ * ranks whose fault is a call of their own made wrong (verdict.faults:
+ * init-failed, not-launched, other-args, config-split).
  * An analysis whose verdict.unexplained is not empty matches only an
  * expected document whose verdict lists its own "unexplained" (compared as
  * any key): an observation no fault explains never passes unnoticed.
@@ -282,6 +284,23 @@ static int waits(const cJSON *a, int g)
 }
 
 /* The second form: 0 when the rule holds, 1 with every rank that breaks it. */
+/* Is rank g's fault in verdict v (verdict.faults) one of its own call, which
+ * it made wrong and then went on to wait elsewhere: a creation or a call
+ * that failed, a capture never launched or a group never ended, a call with
+ * other arguments (an all-to-all-v's splits)? */
+static int own_call(const cJSON *v, int g)
+{
+  static const char *const kinds[] = {"init-failed", "not-launched", "other-args", "config-split"};
+  const cJSON *f;
+  cJSON_ArrayForEach(f, cJSON_GetObjectItem(v, "faults")) {
+    const cJSON *r = cJSON_GetObjectItem(f, "rank"), *k = cJSON_GetObjectItem(f, "kind");
+    if (!cJSON_IsNumber(r) || (int)r->valuedouble != g || !cJSON_IsString(k)) continue;
+    for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+      if (!strcmp(k->valuestring, kinds[i])) return 1;
+  }
+  return 0;
+}
+
 static int no_waiting_roots(const cJSON *a)
 {
   const cJSON *v = cJSON_GetObjectItem(a, "verdict");
@@ -295,7 +314,8 @@ static int no_waiting_roots(const cJSON *a)
     /* one that came too late waits in its call only because the others had
      * given up on it and left (verdict.late_ranks) */
     if (in_ranks(cJSON_GetObjectItem(v, "ahead_ranks"), g) || in_ranks(cJSON_GetObjectItem(v, "late_ranks"), g) ||
-        in_ranks(cJSON_GetObjectItem(v, "left_out_ranks"), g) || in_ranks(culprits, g) || !waits(a, g))
+        in_ranks(cJSON_GetObjectItem(v, "left_out_ranks"), g) || in_ranks(culprits, g) || own_call(v, g) ||
+        !waits(a, g))
       continue;
     printf("verdict.root_cause_ranks: rank %d waits inside an NCCL call, yet is named a root cause\n", g);
     bad = 1;

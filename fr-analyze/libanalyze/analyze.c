@@ -962,6 +962,7 @@ int fa_run(fa_analysis *a)
   run_ctx rc = {a, 0};
   fa_parallel_for(a->ncomms, comm_rules, &rc);
   if (atomic_load(&rc.failed)) return -1;
+  fa_config_minority(a);
   if (fa_frames_progress(a)) return -1;
   if ((!a->stragglers_if_needed || !stuck_or_mismatch(a)) && fa_stragglers(a)) return -1;
   if (fa_stacks_build(a)) return -1;

@@ -179,6 +179,11 @@ int fa_claim_instances(const fa_analysis *a, const uint32_t *frame, const uint32
                        const int32_t *g, uint32_t n, uint32_t *inst, uint32_t *ninst);
 int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles */
 int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergence */
+/* mismatch.c: where members ran one op with other algorithms or protocols
+ * and no side of the comm is a minority, the side whose setting a unique
+ * minority of the job's ranks ran that op's signature with is the culprit
+ * (fa_mismatch.culprit).  After every comm's first divergence is found. */
+void fa_config_minority(fa_analysis *a);
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
 /* Mark comm c's members without a dump where the stuck collective's data
  * stopped (fa_member.data_stopped; links.c).  0, never fails. */

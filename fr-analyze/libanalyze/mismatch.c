@@ -391,3 +391,52 @@ out:
   free(at);
   return rc;
 }
+
+/* A comm whose members ran one op with other algorithms or protocols and
+ * no side is a minority there (two hosts of four ranks each in a comm of
+ * eight): each rank's configuration shows in every op of that signature it
+ * ran, in any comm.  The job-wide tally of ranks per (algorithm, protocol)
+ * for the op, count and type of the divergence picks the side whose setting
+ * a unique minority of the job's ranks has (one host with NCCL_PROTO set
+ * otherwise among several).  Records only the culprit of such comms. */
+void fa_config_minority(fa_analysis *a)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_mismatch *mm = &a->comms[ci].mismatch;
+    unsigned how = FA_FIELD_ALGO | FA_FIELD_PROTO;
+    if (!a->comms[ci].has_mismatch || mm->culprit >= 0 || !(mm->fields & how) || (mm->fields & ~how) ||
+        mm->ngroups < 2 || mm->ngroups > 8)
+      continue;
+    const fa_sig *g0 = &mm->groups[0].sig;
+    uint32_t votes[8] = {0}, ranks = 0;
+    for (uint32_t k = 0; k < a->nranks; k++) {
+      const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+      if (d->pt) continue;
+      int32_t got = -1; /* (the group whose setting this rank ran the signature with) */
+      for (uint64_t i = 0; i < d->nrecords && got < 0; i++) {
+        const frz_record *r = &d->records[i];
+        if (r->kind != FRZ_KIND_COLL || r->op != g0->op || r->count != g0->count || r->dtype != g0->dtype ||
+            r->algo == FRZ_ALGO_UNKNOWN || r->proto == FRZ_PROTO_UNKNOWN)
+          continue;
+        for (uint32_t g = 0; g < mm->ngroups; g++) {
+          const fa_sig *gs = &mm->groups[g].sig;
+          if ((gs->algo == 255 || gs->algo == r->algo) && (gs->proto == 255 || gs->proto == r->proto)) {
+            got = (int32_t)g;
+            break;
+          }
+        }
+        if (got < 0) got = (int32_t)mm->ngroups; /* another setting: counted, no group's */
+      }
+      if (got < 0) continue;
+      ranks++;
+      if ((uint32_t)got < mm->ngroups) votes[got]++;
+    }
+    int32_t best = -1;
+    for (uint32_t g = 0; g < mm->ngroups; g++)
+      if (best < 0 || votes[g] < votes[best]) best = (int32_t)g;
+    int unique = 1;
+    for (uint32_t g = 0; g < mm->ngroups; g++)
+      if ((int32_t)g != best && votes[g] == votes[best]) unique = 0;
+    if (best >= 0 && unique && votes[best] && 2 * votes[best] < ranks) mm->culprit = best;
+  }
+}

@@ -468,6 +468,13 @@ static void own_failure(const fa_frame *f, const frz_comm *fc, const fa_slice *s
     seq = 0;
     const frz_record *r0 = sl->len ? &f->dump.records[f->idx[sl->start]] : NULL;
     result = r0 && r0->seq == 0 && r0->state == FRZ_STATE_FAILED ? r0->result : 0;
+    /* a split's or a shrink's failure is recorded on the parent */
+    for (uint64_t i = 0; !result && fc->parent_id && i < f->dump.nrecords; i++) {
+      const frz_record *r = &f->dump.records[i];
+      if (r->comm_id == fc->parent_id && r->state == FRZ_STATE_FAILED && r->result > 0 &&
+          (r->op == FRZ_OP_CommSplit || r->op == FRZ_OP_CommShrink))
+        result = r->result;
+    }
   } else if (!(fc->flags & (FRZ_CF_ABORTED | FRZ_CF_ASYNC_ERROR | FRZ_CF_REVOKED | FRZ_CF_DESTROYED |
                             FRZ_CF_FINALIZED)) && !f->dump.pt) {
     for (uint32_t k = 0; k < sl->len && seq < 0; k++) {
@@ -633,20 +640,47 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     m->failed_seq = -1;
     m->state = FA_MEMBER_NO_DUMP;
   }
+  /* a creation that failed before NCCL gave the rank its place (a split's
+   * child registered with rank -1): the one comm rank no other claim takes,
+   * when it is the only such claim */
+  uint32_t unplaced = 0, unplaced_at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const frz_comm *fc = &a->frames[cl[i].frame].dump.comms[cl[i].entry];
+    if (fc->rank < 0 && (fc->flags & FRZ_CF_INIT_FAILED)) {
+      unplaced++;
+      unplaced_at = i;
+    }
+  }
+  int32_t free_rank = -1;
+  if (unplaced == 1) {
+    uint8_t *taken = calloc((size_t)size, 1);
+    if (!taken) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+      const frz_comm *fc = &a->frames[cl[i].frame].dump.comms[cl[i].entry];
+      if (fc->rank >= 0 && fc->rank < size) taken[fc->rank] = 1;
+    }
+    uint32_t nfree = 0;
+    for (int32_t r = 0; r < size; r++)
+      if (!taken[r] && !nfree++) free_rank = r;
+    free(taken);
+    if (nfree != 1) free_rank = -1;
+  }
   for (uint32_t i = 0; i < n; i++) {
     const fa_frame *f = &a->frames[cl[i].frame];
     const frz_comm *fc = &f->dump.comms[cl[i].entry];
-    if (fc->rank < 0 || fc->rank >= size) {
+    int32_t cr = fc->rank;
+    if (cr < 0 && free_rank >= 0 && i == unplaced_at) cr = free_rank;
+    if (cr < 0 || cr >= size) {
       if (problemf(a, f->name, "comm %s: comm rank %d outside 0..%d; ignored", hex, fc->rank,
                    size - 1))
         return -1;
       continue;
     }
-    fa_member *m = &c->members[fc->rank];
+    fa_member *m = &c->members[cr];
     if (m->rank >= 0) {
       if (m->global_rank != cl[i].g &&
           problemf(a, f->name, "comm %s: comm rank %d claimed by ranks %d and %d; keeping %d",
-                   hex, fc->rank, m->global_rank, cl[i].g, m->global_rank))
+                   hex, cr, m->global_rank, cl[i].g, m->global_rank))
         return -1;
       continue;
     }

@@ -205,7 +205,10 @@ static void say_failed_call(const fa_analysis *a, const fa_comm *c, const fa_ran
     if (m->state != FA_MEMBER_LAGGING || m->failed_seq < 0) continue;
     const frz_record *rec = fa_member_record(a, m, (uint64_t)m->failed_seq);
     const frz_dump *d = &a->frames[m->frame].dump;
-    const char *op = rec ? fa_sanitize(fa_record_op_name(d, rec), nm, sizeof nm) : "creation";
+    const frz_comm *fc = fa_member_comm(a, m);
+    const char *op = rec ? fa_sanitize(fa_record_op_name(d, rec), nm, sizeof nm)
+                     : fc && (fc->flags & FRZ_CF_SHRINK) ? "CommShrink"
+                     : fc && (fc->flags & FRZ_CF_SPLIT) ? "CommSplit" : "its creation";
     nccl_result_phrase(m->failed_result, res, sizeof res);
     if (m->failed_seq == 0)
       sb_printf(b, "%s on comm %s failed on %s (%s), so %s never took part in the comm", op, hex,
