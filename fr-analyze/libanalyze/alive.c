@@ -7,6 +7,7 @@
  * created a communicator with the recorder loaded, or exited cleanly. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -54,10 +55,45 @@ int fa_alive_split(const fa_analysis *a, const fa_ranks *r, fa_ranks *announced,
   return 0;
 }
 
+/* Did an input file of global rank g (by the recorder's name, "-rNNNNN-f")
+ * fail to read (an empty or damaged dump: it began one)? */
+static int unread_of(const fa_analysis *a, int32_t g)
+{
+  char tag[24];
+  snprintf(tag, sizeof tag, "-r%05d-f", g);
+  for (uint32_t i = 0; i < a->nproblems; i++) {
+    const char *f = a->problems[i].file;
+    const char *base = f ? strrchr(f, '/') : NULL;
+    if (f && strstr(base ? base + 1 : f, tag)) return 1;
+  }
+  return 0;
+}
+
+/* Are every dump analysed in one directory (the job's shared dump
+ * directory, where every process announced itself: not one node's of
+ * several gathered, where another node's announcements are not seen)? */
+static int one_directory(const fa_analysis *a)
+{
+  const char *d0 = NULL;
+  size_t n0 = 0;
+  for (uint32_t i = 0; i < a->nframes; i++) {
+    const char *f = a->frames[i].name, *sl = f ? strrchr(f, '/') : NULL;
+    size_t n = sl ? (size_t)(sl - f) : 0;
+    if (!f) return 0;
+    if (!d0) {
+      d0 = f;
+      n0 = n;
+    } else if (n != n0 || strncmp(f, d0, n)) {
+      return 0;
+    }
+  }
+  return d0 != NULL;
+}
+
 int fa_ended_cleanly(const fa_analysis *a, const fa_comm *c, const fa_member *m)
 {
   if (m->rank >= 0 || m->global_rank < 0 || fa_find_rank(a, m->global_rank) >= 0 || !fa_alive_any(a) ||
-      fa_alive_of(a, m->global_rank))
+      fa_alive_of(a, m->global_rank) || unread_of(a, m->global_rank) || !one_directory(a))
     return 0;
   /* it took part in the comm: a member with a dump completed, after the
    * creation, a collective that needs every member (tracked) */

@@ -111,7 +111,7 @@ static int collect(const fa_analysis *a, obs_list *l)
           obs_push(l, FA_OBS_ALL_JOINED, -1, (int32_t)ci, c->stuck_seq, -1))
         return -1;
     }
-    for (uint32_t i = 0; i < c->nlinks; i++) {
+    for (uint32_t i = 0; i < c->nlinks && !v->frames_progress; i++) { /* (in flight in a slow job) */
       const fa_link *k = &c->links[i];
       if (k->p2p && !k->joined) {
         int32_t w = fa_p2p_waiter(k), o = k->pending_dir == FRZ_DIR_SEND ? k->dst : k->src;
@@ -169,6 +169,8 @@ static fa_fault fault_of_root(const fa_analysis *a, uint32_t i)
     return (fa_fault){split_kind(&c->mismatch), g, v->mismatch_comm, c->mismatch.seq};
   }
   if (g == v->p2p_hub) return (fa_fault){FA_FAULT_OTHER_ARGS, g, v->p2p_hub_comm, w->seq};
+  if (in_ranks(&v->ahead, g) && v->comm >= 0)
+    return (fa_fault){FA_FAULT_EXTRA, g, v->comm, a->comms[v->comm].stuck_seq};
   if (in_ranks(&v->late, g)) f.kind = FA_FAULT_LATE;
   else if (v->cycle && g != v->astray && !in_ranks(&v->left_out_too, g) && !in_ranks(&v->lagging, g)) {
     int on_cycle = 0;
@@ -218,6 +220,15 @@ static fa_fault fault_of_root(const fa_analysis *a, uint32_t i)
   return f;
 }
 
+/* The first fault on comm ci; -1 none. */
+static int32_t comm_fault(const fa_verdict *v, int32_t ci)
+{
+  if (ci < 0) return -1;
+  for (uint32_t i = 0; i < v->nfaults; i++)
+    if (v->faults[i].comm == ci) return (int32_t)i;
+  return -1;
+}
+
 static int derive_faults(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
@@ -244,12 +255,29 @@ static int derive_faults(fa_analysis *a)
     if ((v->all_joined || (joined_p2p && !v->lagging.n && !v->unfinished.n)) &&
         fault_push(v, &cap, FA_FAULT_LINK, -1, v->comm, c->stuck_seq))
       return -1;
+    /* some members tore the comm down where the others wait, and neither side is a minority:
+     * either these ran past the end of the others' work or those ended early (two
+     * explanations, equally simple: a fault of no one rank, on the comm) */
+    if (c->end_unclear && !v->lagging.n && fault_push(v, &cap, FA_FAULT_EXTRA, -1, v->comm, c->stuck_seq))
+      return -1;
     /* the waits end at members without a dump whose rank no dump tells */
     int unknown = 0;
     for (int32_t r = 0; r < c->size && !unknown; r++)
       unknown = c->members[r].state == FA_MEMBER_NO_DUMP && c->members[r].global_rank < 0 &&
                 fa_member_blamed(c, &c->members[r]);
     if (unknown && fault_push(v, &cap, FA_FAULT_GONE, -1, v->comm, c->stuck_seq)) return -1;
+  }
+  /* p2p ops that wait for a counterpart of unknown rank without a dump: the
+   * member gone is one of no known rank, on that comm */
+  for (uint32_t ci = 0; v->comm >= 0 && ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    int unknown = 0;
+    for (uint32_t i = 0; i < c->nlinks && !unknown; i++)
+      unknown = c->links[i].p2p && !c->links[i].joined && c->links[i].counterpart_no_dump &&
+                (c->links[i].pending_dir == FRZ_DIR_SEND ? c->links[i].dst : c->links[i].src) < 0;
+    if (unknown && comm_fault(v, (int32_t)ci) < 0 &&
+        fault_push(v, &cap, FA_FAULT_GONE, -1, (int32_t)ci, c->stuck_seq))
+      return -1;
   }
   return 0;
 }
@@ -262,15 +290,6 @@ static int32_t own_fault(const fa_verdict *v, int32_t g)
   if (g < 0) return -1;
   for (uint32_t i = 0; i < v->nfaults; i++)
     if (v->faults[i].rank == g) return (int32_t)i;
-  return -1;
-}
-
-/* The first fault on comm ci; -1 none. */
-static int32_t comm_fault(const fa_verdict *v, int32_t ci)
-{
-  if (ci < 0) return -1;
-  for (uint32_t i = 0; i < v->nfaults; i++)
-    if (v->faults[i].comm == ci) return (int32_t)i;
   return -1;
 }
 
@@ -292,7 +311,7 @@ static int32_t explain_one(const fa_analysis *a, const int32_t *label, const fa_
   case FA_OBS_LINK_STOPPED:
     if ((f = own_fault(v, o->peer)) >= 0) return f;
     if ((f = reached(a, label, o->peer)) >= 0) return f;
-    if (o->kind == FA_OBS_LINK_STOPPED && (f = comm_fault(v, o->comm)) >= 0) return f;
+    if ((o->kind == FA_OBS_LINK_STOPPED || o->peer < 0) && (f = comm_fault(v, o->comm)) >= 0) return f;
     return reached(a, label, o->rank);
   case FA_OBS_ARGS_DIFFER:
   case FA_OBS_ALL_JOINED:
@@ -406,7 +425,9 @@ int fa_explain(fa_analysis *a)
         continue;
       }
       if (f->comm >= 0) in[a->nranks + (uint32_t)f->comm] = (int32_t)i;
-      /* a rank without a dump: the comm hubs that await it stand for it */
+      /* a rank without a dump: the node of p2p counterparts without a dump, and
+       * the comm hubs that await it, stand for it */
+      if (f->rank >= 0) in[nn - 1] = (int32_t)i;
       for (uint32_t ci = 0; f->rank >= 0 && ci < a->ncomms; ci++) {
         const fa_comm *c = &a->comms[ci];
         for (int32_t r = 0; c->stuck && r < c->size; r++)

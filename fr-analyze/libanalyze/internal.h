@@ -106,9 +106,12 @@ const frz_alive *fa_alive_of(const fa_analysis *a, int32_t g);
 /* Did member m of c, which left no dump, end its work with a clean exit?
  * It took part in the comm (a member with a dump completed, after the
  * creation, a tracked collective that needs every member), and left no
- * announcement where other processes of its job left theirs: a recording
- * process removes its own at a clean exit (a killed one's stays).  That it
- * recorded at all is taken from the job's uniform launch. */
+ * announcement where other processes of its job left theirs, in the one
+ * directory every dump analysed is in: a recording process removes its own
+ * at a clean exit (a killed one's stays).  Not when a file of its fails to
+ * read (it began a dump), nor with dumps from several directories (one
+ * node's of several gathered may be missing).  That it recorded at all is
+ * taken from the job's uniform launch. */
 int fa_ended_cleanly(const fa_analysis *a, const fa_comm *c, const fa_member *m);
 /* Did any process of the job analysed announce itself? */
 int fa_alive_any(const fa_analysis *a);
