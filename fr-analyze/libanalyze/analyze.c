@@ -355,21 +355,39 @@ static int find_not_started(fa_analysis *a, fa_comm *c)
  * never returned (stuck inside NCCL before its work reached the stream: a
  * lock, an allocation, a connection).  A call in progress beside a member
  * that never posted the op may wait for that one (NCCL connects to its
- * peers inside the call): not taken then.  Unfinished, with not_returned. */
+ * peers inside the call): taken then only where the member completed the
+ * same collective on the comm before (its connections are up).
+ * Unfinished, with not_returned. */
+/* Did member m complete an op like `at` (same collective) on its comm before
+ * it?  Then NCCL's connections for it are up, and a call of it does not wait
+ * inside for a peer to connect. */
+static int ran_before(const fa_analysis *a, const fa_member *m, const frz_record *at)
+{
+  const fa_frame *f = &a->frames[m->frame];
+  const fa_slice *sl = &f->coll[m->entry];
+  for (uint32_t k = 0; k < sl->len; k++) {
+    const frz_record *x = &f->dump.records[f->idx[sl->start + k]];
+    if (x->seq >= at->seq) break;
+    if (x->op == at->op && x->state == FRZ_STATE_COMPLETED) return 1;
+  }
+  return 0;
+}
+
 static int find_not_returned(fa_analysis *a, fa_comm *c)
 {
-  if (!c->stuck || c->npassed || c->nlagging || c->nahead || c->nunfinished || c->nno_dump || c->nunknown ||
-      (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) || c->nwaiting < 2)
+  if (!c->stuck || c->npassed || c->nahead || c->nunfinished || c->nno_dump || c->nunknown ||
+      (c->has_mismatch && c->mismatch.seq <= c->stuck_seq) || !c->nwaiting)
     return 0;
   uint32_t in_call = 0, returned = 0;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
-    if (m->rank < 0) continue;
+    if (m->rank < 0 || m->state == FA_MEMBER_LAGGING) continue;
     const frz_record *at = fa_member_record(a, m, c->stuck_seq);
     if (m->state != FA_MEMBER_WAITING || !at || at->kind != FRZ_KIND_COLL) return 0;
     const frz_dump *d = &a->frames[m->frame].dump;
     if (at->flags & FRZ_RF_IN_CALL) {
-      if (!called_long_ago(d, at)) return 0;
+      /* (beside a member that never posted the op, only a call whose connections are up) */
+      if (!called_long_ago(d, at) || (c->nlagging && !ran_before(a, m, at))) return 0;
       in_call++;
     } else {
       returned++;
@@ -646,7 +664,19 @@ int fa_gave_up(const frz_dump *d, uint64_t id)
 static int torn_at_stuck(const fa_analysis *a, const fa_comm *c, const fa_member *m)
 {
   const frz_record *at = m->state == FA_MEMBER_IDLE ? fa_member_record(a, m, c->stuck_seq) : NULL;
-  return at && fa_is_teardown(at->op) && m->last_enqueued >= (int64_t)c->stuck_seq;
+  return at && fa_is_teardown(at->op) && !(at->flags & FRZ_RF_GROUP_OPEN) && m->last_enqueued >= (int64_t)c->stuck_seq;
+}
+
+/* Has member m records of its comm issued in a group whose ncclGroupEnd
+ * never came (FRZ_RF_GROUP_OPEN)?  Those never ran, a teardown among them
+ * too: it did not end its work, its calls are held in the open group. */
+static int group_left_open(const fa_analysis *a, const fa_member *m)
+{
+  const fa_frame *f = &a->frames[m->frame];
+  const fa_slice *sl = &f->coll[m->entry];
+  for (uint32_t k = 0; k < sl->len; k++)
+    if (f->dump.records[f->idx[sl->start + k]].flags & FRZ_RF_GROUP_OPEN) return 1;
+  return 0;
 }
 
 /* Did lagging member m abort or destroy comm c (unsequenced, before the
@@ -656,7 +686,7 @@ static int torn_before(const fa_analysis *a, const fa_member *m)
 {
   const frz_comm *fc = fa_member_comm(a, m);
   return m->state == FA_MEMBER_LAGGING && !m->behind && fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_DESTROYED)) &&
-         !(fc->flags & FRZ_CF_ASYNC_ERROR) && !fa_gave_up(&a->frames[m->frame].dump, 0);
+         !(fc->flags & FRZ_CF_ASYNC_ERROR) && !fa_gave_up(&a->frames[m->frame].dump, 0) && !group_left_open(a, m);
 }
 
 static void left_or_gone(const fa_analysis *a, fa_comm *c)
@@ -699,7 +729,7 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
       m->left = 1;
       c->nlagging++;
     } else if (m->state == FA_MEMBER_LAGGING && fc && (fc->flags & (FRZ_CF_ABORTED | FRZ_CF_DESTROYED)) &&
-               !fa_gave_up(&a->frames[m->frame].dump, 0)) {
+               !fa_gave_up(&a->frames[m->frame].dump, 0) && !group_left_open(a, m)) {
       m->left = 1; /* it aborted or destroyed the comm (unsequenced), not in answer to a wait of its
                       own: it never comes */
     } else if (m->state == FA_MEMBER_WAITING && fc && (fc->flags & FRZ_CF_ASYNC_ERROR) && c->nwaiting > 1) {

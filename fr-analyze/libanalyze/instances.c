@@ -44,7 +44,7 @@ int fa_claim_instances(const fa_analysis *a, const uint32_t *frame, const uint32
   for (uint32_t i = 0; i < n; i++) o[i] = (order){a->frames[frame[i]].dump.comms[entry[i]].rank, 0, g[i], i};
   qsort(o, n, sizeof *o, cmp_order);
   int conflict = 0;
-  for (uint32_t i = 1; i < n && !conflict; i++) conflict = o[i].comm_rank == o[i - 1].comm_rank && o[i].g != o[i - 1].g;
+  for (uint32_t i = 1; i < n && !conflict; i++) conflict = o[i].comm_rank == o[i - 1].comm_rank && o[i].comm_rank >= 0 && o[i].g != o[i - 1].g; /* (-1: a creation that failed before NCCL gave its place claims none) */
   if (!conflict) {
     free(o);
     return 0;

@@ -640,48 +640,65 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     m->failed_seq = -1;
     m->state = FA_MEMBER_NO_DUMP;
   }
-  /* a creation that failed before NCCL gave the rank its place (a split's
-   * child registered with rank -1): the one comm rank no other claim takes,
-   * when it is the only such claim */
-  uint32_t unplaced = 0, unplaced_at = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const frz_comm *fc = &a->frames[cl[i].frame].dump.comms[cl[i].entry];
-    if (fc->rank < 0 && (fc->flags & FRZ_CF_INIT_FAILED)) {
-      unplaced++;
-      unplaced_at = i;
-    }
-  }
-  int32_t free_rank = -1;
-  if (unplaced == 1) {
+  /* creations that failed before NCCL gave the ranks their places (a split's
+   * child registered with rank -1): as many as the comm ranks no other claim
+   * takes, they take those in the order NCCL gives (split key, then parent
+   * rank: the free places are where they sit among the placed members) */
+  int32_t *placed = NULL; /* per claim: its comm rank, -1 none */
+  {
+    uint32_t nun = 0, nfree = 0;
     uint8_t *taken = calloc((size_t)size, 1);
-    if (!taken) return -1;
+    placed = malloc((n ? n : 1) * sizeof *placed);
+    if (!taken || !placed) {
+      free(taken);
+      free(placed);
+      return -1;
+    }
     for (uint32_t i = 0; i < n; i++) {
       const frz_comm *fc = &a->frames[cl[i].frame].dump.comms[cl[i].entry];
+      placed[i] = fc->rank;
       if (fc->rank >= 0 && fc->rank < size) taken[fc->rank] = 1;
+      nun += fc->rank < 0 && (fc->flags & FRZ_CF_INIT_FAILED);
     }
-    uint32_t nfree = 0;
-    for (int32_t r = 0; r < size; r++)
-      if (!taken[r] && !nfree++) free_rank = r;
+    for (int32_t r = 0; r < size; r++) nfree += !taken[r];
+    if (nun && nun == nfree) {
+      int32_t next = 0;
+      for (uint32_t k = 0; k < nun; k++) { /* the next unplaced claim by (key, global rank) */
+        int64_t best = -1;
+        for (uint32_t i = 0; i < n; i++) {
+          const frz_comm *fc = &a->frames[cl[i].frame].dump.comms[cl[i].entry];
+          if (placed[i] >= 0 || !(fc->flags & FRZ_CF_INIT_FAILED)) continue;
+          const frz_comm *fb = best >= 0 ? &a->frames[cl[best].frame].dump.comms[cl[best].entry] : NULL;
+          if (!fb || fc->split_key < fb->split_key || (fc->split_key == fb->split_key && cl[i].g < cl[best].g))
+            best = (int64_t)i;
+        }
+        while (next < size && taken[next]) next++;
+        placed[best] = next;
+        taken[next] = 1;
+      }
+    }
     free(taken);
-    if (nfree != 1) free_rank = -1;
   }
   for (uint32_t i = 0; i < n; i++) {
     const fa_frame *f = &a->frames[cl[i].frame];
     const frz_comm *fc = &f->dump.comms[cl[i].entry];
-    int32_t cr = fc->rank;
-    if (cr < 0 && free_rank >= 0 && i == unplaced_at) cr = free_rank;
+    int32_t cr = placed[i];
     if (cr < 0 || cr >= size) {
       if (problemf(a, f->name, "comm %s: comm rank %d outside 0..%d; ignored", hex, fc->rank,
-                   size - 1))
+                   size - 1)) {
+        free(placed);
         return -1;
+      }
       continue;
     }
     fa_member *m = &c->members[cr];
     if (m->rank >= 0) {
       if (m->global_rank != cl[i].g &&
           problemf(a, f->name, "comm %s: comm rank %d claimed by ranks %d and %d; keeping %d",
-                   hex, cr, m->global_rank, cl[i].g, m->global_rank))
+                   hex, cr, m->global_rank, cl[i].g, m->global_rank)) {
+        free(placed);
         return -1;
+      }
       continue;
     }
     if (!c->nccl_comm_hash) c->nccl_comm_hash = fc->nccl_comm_hash;
@@ -695,6 +712,7 @@ static int build_comm(fa_analysis *a, const claim *cl, uint32_t n, fa_comm *c)
     fill_member(a, m);
     c->npresent++;
   }
+  free(placed);
   /* PyTorch: pg_status counts p2p ops in a group whose last work was p2p,
    * so a member that knows the comm only from pg_status says nothing of
    * its collectives when some member retains p2p ops of it */

@@ -530,6 +530,10 @@ static int say_hang(const fa_analysis *a, sbuf *b)
     sb_printf(b, "the call of %s on comm %s by %s never returned (%s thread is still inside NCCL); %s posted "
               "it and %s in it", op, hex, ranks_phrase(&v->unfinished, p1, sizeof p1),
               v->unfinished.n == 1 ? "its" : "their", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));
+    if (v->lagging.n)
+      sb_printf(b, "; beside it, %s never entered it%s", ranks_phrase(&v->lagging, p1, sizeof p1),
+                lagging_how(a, c, 2) ? " (captured into a CUDA graph that shows no launch)"
+                : lagging_how(a, c, 3) ? " (issued in a group never ended)" : "");
   } else if (v->unfinished.n && !c->npassed && not_started_any(c)) {
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) goto out;
     sb_printf(b, "%s never started %s on comm %s, which %s started and %s in: work before it on %s "

@@ -577,6 +577,15 @@ int fa_verdict_build(fa_analysis *a)
     if (fa_wgraph_is_root(wg, fa_find_rank(a, v->lagging.v[i]), v->comm) &&
         fa_ranks_push(&v->root_cause, &cap_r, v->lagging.v[i]))
       return -1;
+  /* a call that never returned beside members that never posted the op is a
+   * fault of its own too (analyze.c: its connections were up) */
+  for (int32_t r = 0; v->comm >= 0 && v->lagging.n && r < a->comms[v->comm].size; r++) {
+    const fa_member *m = &a->comms[v->comm].members[r];
+    if (m->not_returned && m->global_rank >= 0 && !fa_ranks_has(&v->unfinished, m->global_rank)) {
+      uint32_t cap_u = v->unfinished.n;
+      if (fa_ranks_push(&v->unfinished, &cap_u, m->global_rank)) return -1;
+    }
+  }
   for (uint32_t i = 0; i < v->unfinished.n; i++)
     if (fa_ranks_push(&v->root_cause, &cap_r, v->unfinished.v[i])) return -1;
   /* the ends of every wait-for chain, not only the chosen comm's (beside a
