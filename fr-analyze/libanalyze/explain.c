@@ -168,6 +168,9 @@ static fa_fault fault_of_root(const fa_analysis *a, uint32_t i)
     const fa_comm *c = &a->comms[v->mismatch_comm];
     return (fa_fault){split_kind(&c->mismatch), g, v->mismatch_comm, c->mismatch.seq};
   }
+  for (uint32_t ci = 0; v->mismatch_comm >= 0 && ci < a->ncomms; ci++) /* (another comm's config split) */
+    if (culprit_of(&a->comms[ci], g) && split_kind(&a->comms[ci].mismatch) == FA_FAULT_CONFIG_SPLIT)
+      return (fa_fault){FA_FAULT_CONFIG_SPLIT, g, (int32_t)ci, a->comms[ci].mismatch.seq};
   if (g == v->p2p_hub) return (fa_fault){FA_FAULT_OTHER_ARGS, g, v->p2p_hub_comm, w->seq};
   if (in_ranks(&v->ahead, g) && v->comm >= 0)
     return (fa_fault){FA_FAULT_EXTRA, g, v->comm, a->comms[v->comm].stuck_seq};
@@ -326,10 +329,16 @@ static int32_t explain_one(const fa_analysis *a, const int32_t *label, const fa_
    * or that a member at fault itself waits in (that fault) */
   for (uint32_t k = 0; o->kind == FA_OBS_NO_DUMP && o->rank < 0 && k < v->ncycle; k++)
     if (v->cycle[k].comm == o->comm && (f = own_fault(v, v->cycle[k].rank)) >= 0) return f;
-  if (o->kind == FA_OBS_NO_DUMP && o->rank < 0 && o->comm >= 0) {
+  if (o->kind == FA_OBS_NO_DUMP && o->comm >= 0) {
+    /* a member without a dump where the waits of a member at fault end (one ahead waits for
+     * members done, one of which left no dump), or one a root cause may be (its candidates) */
     const fa_comm *c = &a->comms[o->comm];
-    for (int32_t r = 0; r < c->size; r++)
-      if (c->members[r].rank >= 0 && (f = own_fault(v, c->members[r].global_rank)) >= 0) return f;
+    for (int32_t r = 0; r < c->size; r++) {
+      const fa_member *m = &c->members[r];
+      if (m->rank >= 0 && (f = own_fault(v, m->global_rank)) >= 0) return f;
+      for (uint32_t k = 0; o->rank < 0 && m->rank < 0 && m->global_rank < 0 && k < m->ncand; k++)
+        if ((f = own_fault(v, m->cand[k])) >= 0) return f;
+    }
   }
   /* a rank blocked outside NCCL waiting for another rank (its stack): held by the root causes */
   if (o->rank >= 0 && fa_ranks_has(&v->outside, o->rank) && v->nfaults) return 0;

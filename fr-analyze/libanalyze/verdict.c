@@ -468,6 +468,13 @@ static int shrunk_out(const fa_analysis *a)
   return 1;
 }
 
+/* Is comm c's first divergence one of NCCL's algorithm or protocol alone? */
+static int config_split(const fa_comm *c)
+{
+  unsigned how = FA_FIELD_ALGO | FA_FIELD_PROTO;
+  return c->has_mismatch && (c->mismatch.fields & how) && !(c->mismatch.fields & ~how);
+}
+
 /* Remove g from r (any order kept). */
 static void ranks_drop(fa_ranks *r, int32_t g)
 {
@@ -703,6 +710,17 @@ int fa_verdict_build(fa_analysis *a)
       const fa_group *g = &c->mismatch.groups[c->mismatch.culprit];
       for (uint32_t i = 0; i < g->n; i++) {
         int32_t gr = fa_global_of(c, c->mismatch.members[g->first + i]);
+        if (gr >= 0 && fa_ranks_push(&v->root_cause, &cap_r, gr)) return -1;
+      }
+    }
+    /* a configuration split (algorithm or protocol alone) is the culprits' setting, one
+     * host's: the culprits of every comm's such split are root causes together */
+    for (uint32_t ci = 0; config_split(c) && ci < a->ncomms; ci++) {
+      const fa_comm *o = &a->comms[ci];
+      if ((int32_t)ci == v->mismatch_comm || !config_split(o) || o->mismatch.culprit < 0) continue;
+      const fa_group *g = &o->mismatch.groups[o->mismatch.culprit];
+      for (uint32_t i = 0; i < g->n; i++) {
+        int32_t gr = fa_global_of(o, o->mismatch.members[g->first + i]);
         if (gr >= 0 && fa_ranks_push(&v->root_cause, &cap_r, gr)) return -1;
       }
     }
