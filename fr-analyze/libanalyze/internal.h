@@ -162,6 +162,18 @@ unsigned fa_threads(void);
  * touch what belongs to its i. */
 void fa_parallel_for(uint32_t n, void (*fn)(void *ctx, uint32_t i), void *ctx);
 
+/* Seqs past this are not believed (a real job never gets near it) and are
+ * clamped, so seq + 1 never overflows. */
+#define FA_SEQ_MAX ((int64_t)1 << 62)
+
+/* model.c: how a record's seq is to be read: its kind (kind NONE: an
+ * unsequenced local event since frz 1.1; in 1.0 dumps and PyTorch imports
+ * the op's kind). */
+unsigned fa_rec_kind(const frz_dump *d, const frz_record *r);
+/* counters.c: member m's counters of its comm, from its frame's comm entry
+ * and retained records (m->frame, m->entry set). */
+void fa_fill_member(const fa_analysis *a, fa_member *m);
+
 /* Steps of fa_run, in order. */
 int fa_model_build(fa_analysis *a);        /* model.c: ranks, comms, members */
 /* absent.c: the members of comms that never formed that never called the
@@ -187,6 +199,12 @@ int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergen
  * minority of the job's ranks ran that op's signature with is the culprit
  * (fa_mismatch.culprit).  After every comm's first divergence is found. */
 void fa_config_minority(fa_analysis *a);
+/* own.c: members whose own part of the stuck op is the cause (unfinished,
+ * not_started, not_returned, not_run); each 0 (never fails). */
+int fa_unfinished(fa_analysis *a, fa_comm *c);
+int fa_not_started(fa_analysis *a, fa_comm *c);
+int fa_not_returned(fa_analysis *a, fa_comm *c);
+int fa_not_run(fa_analysis *a, fa_comm *c);
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
 /* Mark comm c's members without a dump where the stuck collective's data
  * stopped (fa_member.data_stopped; links.c).  0, never fails. */

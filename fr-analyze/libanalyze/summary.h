@@ -52,4 +52,28 @@ const char *nccl_result_phrase(int32_t r, char *buf, size_t len);
  * made from its ring file (salvaged.c). */
 void fa_say_salvaged(const fa_analysis *a, sbuf *b);
 
+/* Is g in r? */
+static inline int has_rank(const fa_ranks *r, int32_t g)
+{
+  for (uint32_t i = 0; i < r->n; i++)
+    if (r->v[i] == g) return 1;
+  return 0;
+}
+
+/* summary_member.c: the members of the stuck comm, as the summary says them */
+int passed_unrecorded(const fa_analysis *a, const fa_comm *c);
+int queued_behind_p2p(const fa_analysis *a, const fa_comm *c, const fa_member *m);
+int split_queued(const fa_analysis *a, const fa_comm *c, fa_ranks *w, fa_ranks *q);
+int lagging_behind(const fa_comm *c);
+int not_returned_any(const fa_comm *c);
+int not_started_any(const fa_comm *c);
+int lagging_how(const fa_analysis *a, const fa_comm *c, int flag);
+void say_failed_call(const fa_analysis *a, const fa_comm *c, const fa_ranks *lag, sbuf *b);
+void say_not_run(const fa_analysis *a, const fa_comm *c, const fa_ranks *lag, sbuf *b);
+int say_exited(const fa_analysis *a, const fa_ranks *r, sbuf *b);
+void say_async_errors(const fa_analysis *a, const fa_ranks *r, sbuf *b);
+void say_stopped_links(const fa_comm *c, sbuf *b);
+const fa_problem *unread_dump(const fa_analysis *a, int32_t g);
+void say_unread_alternative(const fa_analysis *a, int32_t g, const fa_comm *own, sbuf *b);
+
 #endif
