@@ -311,6 +311,18 @@ static int past_there(const fa_analysis *a, const fa_comm *c, const fa_member *m
          (m->state == FA_MEMBER_LAGGING && (m->behind || fa_p2p_past_end(a, c, m)));
 }
 
+/* Has member m records of its comm issued in a group whose ncclGroupEnd
+ * never came (FRZ_RF_GROUP_OPEN)?  Those never ran, a teardown among them
+ * too: it did not end its work, its calls are held in the open group. */
+static int group_left_open(const fa_analysis *a, const fa_member *m)
+{
+  const fa_frame *f = &a->frames[m->frame];
+  const fa_slice *sl = &f->coll[m->entry];
+  for (uint32_t k = 0; k < sl->len; k++)
+    if (f->dump.records[f->idx[sl->start + k]].flags & FRZ_RF_GROUP_OPEN) return 1;
+  return 0;
+}
+
 /* Has member m's process a p2p op of this comm, or an op of another comm,
  * pending (posted, tracked, not done)?  Then it is not done with its work,
  * whatever this comm's collectives say. */
@@ -343,7 +355,9 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
      * its work: a rank whose sends went through, gone on to the next
      * collective, is no rank ahead; PyTorch's batch_isend_irecv and
      * pipelines, p19 and p26b of a break-it pass) */
-    else if (m->last_completed != m->last_enqueued || !fa_member_done(a, m) || rank_pending(a, c, m)) return;
+    else if (m->last_completed != m->last_enqueued || !fa_member_done(a, m) || rank_pending(a, c, m) ||
+             group_left_open(a, m)) /* (its calls held in a group never ended did not run: not done) */
+      return;
     else pt += a->frames[m->frame].dump.pt != NULL;
   }
   if (!past || 2 * (past + unseen) >= (uint32_t)c->size) return;
@@ -430,18 +444,6 @@ static int torn_at_stuck(const fa_analysis *a, const fa_comm *c, const fa_member
 {
   const frz_record *at = m->state == FA_MEMBER_IDLE ? fa_member_record(a, m, c->stuck_seq) : NULL;
   return at && fa_is_teardown(at->op) && !(at->flags & FRZ_RF_GROUP_OPEN) && m->last_enqueued >= (int64_t)c->stuck_seq;
-}
-
-/* Has member m records of its comm issued in a group whose ncclGroupEnd
- * never came (FRZ_RF_GROUP_OPEN)?  Those never ran, a teardown among them
- * too: it did not end its work, its calls are held in the open group. */
-static int group_left_open(const fa_analysis *a, const fa_member *m)
-{
-  const fa_frame *f = &a->frames[m->frame];
-  const fa_slice *sl = &f->coll[m->entry];
-  for (uint32_t k = 0; k < sl->len; k++)
-    if (f->dump.records[f->idx[sl->start + k]].flags & FRZ_RF_GROUP_OPEN) return 1;
-  return 0;
 }
 
 /* Did lagging member m abort or destroy comm c (unsequenced, before the
