@@ -8,10 +8,10 @@ command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
 # verdicts that rest on timing (a watchdog's 500 ms, an async error seen at
 # a poll) are judged in the plain build; a sanitizer's slowdown changes them
 case "${FR_SAN_CFLAGS:-}" in *sanitize=*) echo "SKIP: sanitizer build: timing-sensitive"; exit 77 ;; esac
-# (the kinds of the fault model are judged by tests/e2e/scenario-model.sh and
-# `make check-random`; FR_RANDOM_HANGS_KINDS=all draws them here too)
+# (every kind, the fault model's too; FR_RANDOM_HANGS_KINDS=classic or model
+# draws one side only)
 FR_RUN_SCENARIO="$FR_RUN_SCENARIO" python3 "$FR_SRCDIR/tests/random-hangs" -n "${FR_RANDOM_HANGS_N:-30}" \
-  -s "${FR_RANDOM_HANGS_SEED:-7}" --world 12 --kinds "${FR_RANDOM_HANGS_KINDS:-classic}" \
+  -s "${FR_RANDOM_HANGS_SEED:-7}" --world 12 --kinds "${FR_RANDOM_HANGS_KINDS:-all}" \
   --keep "$FR_TMP/failed" > "$FR_TMP/out" 2>&1
 rc=$?
 cat "$FR_TMP/out"
