@@ -8,7 +8,7 @@ fr_analyze_libanalyze_la_SOURCES = \
 	fr-analyze/libanalyze/summary.h fr-analyze/libanalyze/summary_phrase.c fr-analyze/libanalyze/summary_member.c \
 	fr-analyze/libanalyze/waitgraph.c fr-analyze/libanalyze/ends.c \
 	fr-analyze/libanalyze/absent.c fr-analyze/libanalyze/alive.c fr-analyze/libanalyze/astray.c fr-analyze/libanalyze/rounds.c fr-analyze/libanalyze/outside.c fr-analyze/libanalyze/late.c fr-analyze/libanalyze/instances.c fr-analyze/libanalyze/react.c \
-	fr-analyze/libanalyze/straggler.c fr-analyze/libanalyze/splits.c fr-analyze/libanalyze/explain.c fr-analyze/libanalyze/own.c fr-analyze/libanalyze/counters.c \
+	fr-analyze/libanalyze/straggler.c fr-analyze/libanalyze/splits.c fr-analyze/libanalyze/explain.c fr-analyze/libanalyze/observe.c fr-analyze/libanalyze/faults.c fr-analyze/libanalyze/own.c fr-analyze/libanalyze/counters.c \
 	fr-analyze/libanalyze/util.c fr-analyze/libanalyze/report_text.c \
 	fr-analyze/libanalyze/report_json.c fr-analyze/libanalyze/salvaged.c \
 	fr-analyze/libanalyze/stacks.c fr-analyze/libanalyze/stacks_text.c \

@@ -331,6 +331,14 @@ int fa_wgraph_reaching(const fa_wgraph *g, const int32_t *label_in, int32_t *lab
  * of the verdict and which fault explains which observation, once the
  * verdict's root causes are final.  0 or -1. */
 int fa_explain(fa_analysis *a);
+/* observe.c: every observation of the analysis into *out (*n of them,
+ * malloc'd; by -1: not yet explained).  0 or -1. */
+int fa_observe(const fa_analysis *a, fa_obs **out, uint32_t *n);
+/* faults.c: the verdict's faults (verdict.faults), from its root causes
+ * and the faults of no one rank.  0 or -1. */
+int fa_derive_faults(fa_analysis *a);
+/* faults.c: the first fault of the verdict on comm ci; -1 none. */
+int32_t fa_comm_fault(const fa_verdict *v, int32_t ci);
 
 /* Is op a comm teardown (CommDestroy, CommFinalize, CommAbort)? */
 static inline int fa_is_teardown(unsigned op)
