@@ -150,6 +150,20 @@ static int held_members(const fa_analysis *a, int32_t *label)
         changed = any = 1;
       }
     }
+    /* a p2p pair both sides posted that a group holds (on one side, an op of the
+     * group waits for a peer that never posted): both ends wait for what holds it */
+    for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+      const fa_comm *c = &a->comms[ci];
+      for (uint32_t i = 0; i < c->nlinks; i++) {
+        const fa_link *l = &c->links[i];
+        if (!l->p2p || !l->joined || !l->held_by_group) continue;
+        int32_t s = fa_find_rank(a, l->src), d = fa_find_rank(a, l->dst);
+        if (s < 0 || d < 0 || (label[s] >= 0) == (label[d] >= 0)) continue;
+        if (label[s] < 0) label[s] = label[d];
+        else label[d] = label[s];
+        changed = any = 1;
+      }
+    }
     if (!changed) break;
   }
   return any;

@@ -164,6 +164,20 @@ int fa_derive_faults(fa_analysis *a)
                 fa_member_blamed(c, &c->members[r]);
     if (unknown && fault_push(v, &cap, FA_FAULT_GONE, -1, v->comm, c->stuck_seq)) return -1;
   }
+  /* a p2p pair both sides posted and started and neither completed, held by
+   * no group of theirs, on a comm no fault sits on: a link or the device side
+   * there too (beside the chosen comm's hang, or another fault of it) */
+  for (uint32_t ci = 0; v->comm >= 0 && ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    int joined = 0, has_link = 0;
+    for (uint32_t i = 0; i < c->nlinks && !joined; i++)
+      joined = c->links[i].p2p && c->links[i].joined && !c->links[i].held_by_group;
+    for (uint32_t i = 0; i < v->nfaults; i++)
+      has_link |= v->faults[i].kind == FA_FAULT_LINK && v->faults[i].comm == (int32_t)ci;
+    if (joined && !has_link &&
+        fault_push(v, &cap, FA_FAULT_LINK, -1, (int32_t)ci, c->stuck_seq))
+      return -1;
+  }
   /* p2p ops that wait for a counterpart of unknown rank without a dump: the
    * member gone is one of no known rank, on that comm */
   for (uint32_t ci = 0; v->comm >= 0 && ci < a->ncomms; ci++) {

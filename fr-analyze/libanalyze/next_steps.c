@@ -114,7 +114,7 @@ static const fa_member *member_of(const fa_comm *c, int32_t g)
 /* The command that shows where process p is now. */
 static void stack_cmd(const fa_place *p, char *buf, size_t len)
 {
-  char pid[16] = "PID"; /* (unknown: the launcher's log has it) */
+  char pid[16] = "PID"; /* (unknown: the step before says where to find it) */
   if (p->pid) snprintf(pid, sizeof pid, "%u", p->pid);
   if (p->python) snprintf(buf, len, "py-spy dump --pid %s", pid);
   else snprintf(buf, len, "gdb -p %s -batch -ex 'thread apply all bt'", pid);
@@ -145,6 +145,15 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
   if (c && w->state != FA_MEMBER_IDLE) op_phrase(a, c, w->seq, op, sizeof op);
   where_phrase(&p, wh, sizeof wh);
   int known = p.pid != 0;
+  if (p.pytorch) { /* first: the other steps need its host */
+    char f[512];
+    snprintf(text, sizeof text,
+             "PyTorch's dump (%s) names no host, pid or GPU: find rank %d's node first (srun -l prefixes "
+             "each line of the job's log with the rank; torchrun numbers ranks node by node, so the "
+             "node is rank / nproc-per-node), then its pid there (ps, nvidia-smi)",
+             p.file ? fa_sanitize(p.file, f, sizeof f) : "?", w->rank);
+    add_step(s, "inputs", &p, text, NULL, NULL);
+  }
   int mismatch = v->mismatch_comm >= 0 && a->comms[v->mismatch_comm].mismatch.culprit >= 0 &&
                  w->comm == v->mismatch_comm && w->seq == a->comms[v->mismatch_comm].mismatch.seq;
   unsigned how = mismatch ? a->comms[v->mismatch_comm].mismatch.fields : 0;
@@ -250,13 +259,6 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
              w->state == FA_MEMBER_IDLE ? "the p2p op its peer waits for" : op, wh);
     stack_cmd(&p, cmd, sizeof cmd);
     add_step(s, "stack", &p, text, cmd, p.host);
-  }
-  if (p.pytorch) {
-    char f[512];
-    snprintf(text, sizeof text,
-             "PyTorch's dump names no host or pid: find rank %d in the launcher's log (torchrun, "
-             "srun) by its file %s", w->rank, p.file ? fa_sanitize(p.file, f, sizeof f) : "?");
-    add_step(s, "inputs", &p, text, NULL, NULL);
   }
 }
 

@@ -313,7 +313,8 @@ static void stragglers_line(FILE *o, const fa_verdict *v)
 static void unexplained_text(FILE *o, const fa_analysis *a)
 {
   const fa_verdict *v = &a->verdict;
-  fprintf(o, "  unexplained:    %u observation%s that no fault of this verdict explains\n", v->nunexplained,
+  fprintf(o, "  unexplained:    %u observation%s no fault of this verdict explains\n"
+          "                  (in flight when dumped, or a fault the dumps do not show):\n", v->nunexplained,
           v->nunexplained == 1 ? "" : "s");
   uint32_t shown = 0;
   for (uint32_t i = 0; i < v->nobs && shown < 4; i++) {
@@ -322,8 +323,9 @@ static void unexplained_text(FILE *o, const fa_analysis *a)
     char hex[17], who[32] = "", peer[32] = "";
     if (b->rank >= 0) snprintf(who, sizeof who, " of rank %d", b->rank);
     if (b->peer >= 0) snprintf(peer, sizeof peer, " with rank %d", b->peer);
-    fprintf(o, "                  %s%s%s, seq %llu on comm %s\n", fa_obs_kind_name(b->kind), who, peer,
-            (unsigned long long)b->seq, b->comm >= 0 ? fa_hex(a->comms[b->comm].id, hex) : "?");
+    fprintf(o, "                  %s%s%s%s, seq %llu on comm %s\n", who[0] ? who + 4 : "", who[0] ? ": " : "",
+            fa_obs_kind_name(b->kind), peer, (unsigned long long)b->seq,
+            b->comm >= 0 ? fa_hex(a->comms[b->comm].id, hex) : "?");
     shown++;
   }
   if (v->nunexplained > shown) fprintf(o, "                  and %u more (--json)\n", v->nunexplained - shown);
