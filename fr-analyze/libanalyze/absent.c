@@ -197,58 +197,96 @@ static uint32_t open_members(const fa_comm *c)
   return n;
 }
 
-/* Several comms that never formed, each with k members no evidence
- * places, whose candidates (the ranks each may be) have exactly k ranks in
- * common: the simplest explanation is that those k ranks never called any
- * of the creations (one fault of k ranks, not one of some k ranks per
- * comm), so each comm's open members are they, in comm rank order. */
+/* Several comms that never formed, each missing k members (some placed
+ * as absent ranks, the others open: of unknown rank), where the ranks each
+ * may be missing (its absent ranks and its open members' candidates) have
+ * exactly k ranks in common: the simplest explanation is that those k ranks
+ * never called any of the creations (one fault of k ranks, not one of some
+ * k ranks per comm), so each comm's open members are those of them it does
+ * not already miss, in comm rank order. */
+static int may_miss(const fa_comm *c, int32_t g)
+{
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->rank >= 0) continue;
+    if (m->global_rank == g && m->absent) return 1;
+    if (m->global_rank < 0 && in_set(m->cand, m->ncand, g)) return 1;
+  }
+  return 0;
+}
+
+static uint32_t missing_count(const fa_comm *c)
+{
+  uint32_t n = 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    n += m->rank < 0 && (m->global_rank < 0 || m->absent);
+  }
+  return n;
+}
+
 static void place_common(fa_analysis *a)
 {
   uint32_t ncomms = 0, k = 0;
-  int32_t *common = NULL;
-  uint32_t ncommon = 0;
+  int32_t first = -1;
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     const fa_comm *c = &a->comms[ci];
-    uint32_t open = c->unformed ? open_members(c) : 0;
-    if (!open) continue;
-    const fa_member *m = NULL;
-    for (int32_t r = 0; r < c->size && !m; r++)
-      if (c->members[r].rank < 0 && c->members[r].global_rank < 0) m = &c->members[r];
-    if (ncomms++ && open != k) {
-      free(common);
-      return;
-    }
-    k = open;
-    if (ncomms == 1) {
-      common = malloc((m->ncand ? m->ncand : 1) * sizeof *common);
-      if (!common) return;
-      memcpy(common, m->cand, m->ncand * sizeof *common);
-      ncommon = m->ncand;
-      continue;
-    }
-    uint32_t keep = 0;
-    for (uint32_t i = 0; i < ncommon; i++)
-      if (in_set(m->cand, m->ncand, common[i])) common[keep++] = common[i];
-    ncommon = keep;
+    if (!c->unformed || !open_members(c)) continue;
+    if (ncomms++ && missing_count(c) != k) return;
+    k = missing_count(c);
+    if (first < 0) first = (int32_t)ci;
   }
-  if (ncomms >= 2 && ncommon == k)
-    for (uint32_t ci = 0; ci < a->ncomms; ci++) {
-      fa_comm *c = &a->comms[ci];
-      if (!c->unformed || !open_members(c)) continue;
-      uint32_t next = 0;
-      for (int32_t r = 0; r < c->size; r++) {
-        fa_member *m = &c->members[r];
-        if (m->rank >= 0 || m->global_rank >= 0) continue;
-        m->global_rank = common[next++];
-        m->global_inferred = 1;
-        m->absent = fa_find_rank(a, m->global_rank) >= 0;
-        c->nabsent += m->absent;
-        free(m->cand);
-        m->cand = NULL;
-        m->ncand = 0;
-      }
+  if (ncomms < 2 || !k) return;
+  /* the ranks every such comm may miss: from the first one's, those all may */
+  int32_t common[64];
+  uint32_t ncommon = 0;
+  const fa_comm *c0 = &a->comms[first];
+  for (int32_t r = 0; r < c0->size; r++) {
+    const fa_member *m = &c0->members[r];
+    if (m->rank >= 0) continue;
+    uint32_t nv = m->global_rank >= 0 ? (m->absent ? 1 : 0) : m->ncand;
+    for (uint32_t i = 0; i < nv; i++) {
+      int32_t g = m->global_rank >= 0 ? m->global_rank : m->cand[i];
+      int dup = 0, all = 1;
+      for (uint32_t j = 0; j < ncommon; j++) dup |= common[j] == g;
+      for (uint32_t ci = 0; !dup && all && ci < a->ncomms; ci++)
+        if (a->comms[ci].unformed && open_members(&a->comms[ci])) all = may_miss(&a->comms[ci], g);
+      if (dup || !all) continue;
+      if (ncommon == 64) return;
+      common[ncommon++] = g;
     }
-  free(common);
+  }
+  if (ncommon != k) return;
+  /* sorted, then to each comm's open members those it does not miss yet */
+  for (uint32_t i = 1; i < ncommon; i++)
+    for (uint32_t j = i; j > 0 && common[j - 1] > common[j]; j--) {
+      int32_t t = common[j];
+      common[j] = common[j - 1];
+      common[j - 1] = t;
+    }
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_comm *c = &a->comms[ci];
+    if (!c->unformed || !open_members(c)) continue;
+    uint32_t next = 0;
+    for (int32_t r = 0; r < c->size; r++) {
+      fa_member *m = &c->members[r];
+      if (m->rank >= 0 || m->global_rank >= 0) continue;
+      for (;;) { /* the next common rank this comm does not miss as an absent rank already */
+        int taken = 0;
+        for (int32_t q = 0; next < ncommon && q < c->size; q++) taken |= c->members[q].global_rank == common[next];
+        if (!taken || next >= ncommon) break;
+        next++;
+      }
+      if (next >= ncommon) break;
+      m->global_rank = common[next++];
+      m->global_inferred = 1;
+      m->absent = fa_find_rank(a, m->global_rank) >= 0;
+      c->nabsent += m->absent;
+      free(m->cand);
+      m->cand = NULL;
+      m->ncand = 0;
+    }
+  }
 }
 
 int fa_absent_members(fa_analysis *a)
