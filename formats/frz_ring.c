@@ -487,6 +487,12 @@ frz_status frz_ring_read_file(const char *path, frz_dump *out, frz_ring_info *in
 frz_status frz_ring_salvage(const char *path, const char *outdir, int keep, char *written,
                             size_t wlen, frz_dump *out, frz_error *err)
 {
+  return frz_ring_salvage_signal(path, outdir, keep, 0, written, wlen, out, err);
+}
+
+frz_status frz_ring_salvage_signal(const char *path, const char *outdir, int keep, int sig,
+                                   char *written, size_t wlen, frz_dump *out, frz_error *err)
+{
   frz_ring_info info;
   int gone = 0;
   if (written && wlen) written[0] = 0;
@@ -495,6 +501,10 @@ frz_status frz_ring_salvage(const char *path, const char *outdir, int keep, char
   if (!gone)
     return fail(err, FRZ_E_INVALID, path, FRZ_NO_OFFSET, "process %u still runs: not salvaged",
                 out->process.pid);
+  if (sig > 0 && info.state == FRZ_RING_RUNNING) /* its parent saw the signal the ring could not */
+    snprintf(out->process.trigger_text, sizeof out->process.trigger_text,
+             "salvaged: pid %u killed by signal %d (SIG%s), seen by its parent", out->process.pid, sig,
+             sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
   const char *dir = outdir ? outdir : info.dump_dir;
   if (!dir[0]) return fail(err, FRZ_E_INVALID, path, FRZ_NO_OFFSET, "no dump directory named");
   const frz_process *p = &out->process;

@@ -119,6 +119,12 @@ void frz_ring_death_text(const frz_ring_info *info, char *buf, size_t size);
 frz_status frz_ring_salvage(const char *path, const char *outdir, int keep, char *written,
                             size_t wlen, frz_dump *out, frz_error *err);
 
+/* frz_ring_salvage for a process whose parent saw it die by signal `sig`
+ * (fr-record): when the ring says it was killed with no exit seen, the
+ * dump's text names the signal.  sig 0: frz_ring_salvage. */
+frz_status frz_ring_salvage_signal(const char *path, const char *outdir, int keep, int sig,
+                                   char *written, size_t wlen, frz_dump *out, frz_error *err);
+
 /* The ring file name "fr-<job>-r<rank:05>-p<pid>@<host>.ring" (job and
  * host characters outside [A-Za-z0-9._+-] become '_').  Length, or -1. */
 int frz_ring_filename(char *buf, size_t size, const char *job_id, int32_t global_rank,

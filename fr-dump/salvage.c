@@ -7,10 +7,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fr_dump.h"
 #include "frz_ring.h"
@@ -53,6 +56,45 @@ static char **ring_files(const char *path, size_t *n)
   return v;
 }
 
+/* One ring file's salvage, done by a worker, said by the main thread in
+ * the files' order. */
+typedef struct salvage_job {
+  char *path;
+  frz_status st;
+  int32_t rank;
+  uint32_t pid;
+  char text[FRZ_TEXT_MAX];
+  char written[4300];
+  char msg[1100];
+} salvage_job;
+
+typedef struct salvage_pool {
+  salvage_job *jobs;
+  size_t n;
+  atomic_size_t next;
+  const char *outdir;
+  int keep;
+} salvage_pool;
+
+static void *salvage_worker(void *arg)
+{
+  salvage_pool *pool = arg;
+  for (size_t i; (i = atomic_fetch_add(&pool->next, 1)) < pool->n;) {
+    salvage_job *j = &pool->jobs[i];
+    frz_dump d;
+    frz_error e;
+    memset(&e, 0, sizeof e);
+    j->st = frz_ring_salvage(j->path, pool->outdir, pool->keep, j->written, sizeof j->written, &d, &e);
+    j->rank = d.process.global_rank;
+    j->pid = d.process.pid;
+    snprintf(j->text, sizeof j->text, "%.*s", (int)strnlen(d.process.trigger_text, FRZ_TEXT_MAX),
+             d.process.trigger_text);
+    snprintf(j->msg, sizeof j->msg, "%s", e.msg[0] ? e.msg : frz_status_name(j->st));
+    frz_dump_free(&d);
+  }
+  return NULL;
+}
+
 int fd_salvage(char **args, int nargs, const char *outdir, int keep)
 {
   int rc = 0, done = 0, running = 0;
@@ -62,40 +104,53 @@ int fd_salvage(char **args, int nargs, const char *outdir, int keep)
     args = (char **)dflt;
     nargs = 1;
   }
+  /* every ring file first, then the salvages on every core (each file is
+   * decoded, compressed and fsync'd on its own) */
+  salvage_pool pool = {.outdir = outdir, .keep = keep};
   for (int a = 0; a < nargs; a++) {
     size_t n;
     char **v = ring_files(args[a], &n);
-    for (size_t i = 0; i < n; i++) {
-      char sp[512], written[4300], m[1100];
-      frz_dump d;
-      frz_error e;
-      memset(&e, 0, sizeof e);
-      fd_sanitize(v[i], strlen(v[i]), sp, sizeof sp);
-      frz_status st = frz_ring_salvage(v[i], outdir, keep, written, sizeof written, &d, &e);
-      if (st == FRZ_OK) {
-        printf("fr-dump: rank %d (pid %u): %s -> %s\n", d.process.global_rank, d.process.pid,
-               fd_sanitize(d.process.trigger_text, strnlen(d.process.trigger_text, FRZ_TEXT_MAX), m,
-                           sizeof m),
-               fd_sanitize(written, strlen(written), sp, sizeof sp));
-        done++;
-      } else if (st == FRZ_E_INVALID && d.process.pid) {
-        printf("fr-dump: %s: pid %u still runs: left as it is (fr-dump --snapshot reads it)\n", sp,
-               d.process.pid);
-        running++;
-      } else {
-        const char *msg = e.msg[0] ? e.msg : frz_status_name(st);
-        fprintf(stderr, "fr-dump: %s\n", fd_sanitize(msg, strlen(msg), m, sizeof m));
-        rc = 2;
-      }
-      frz_dump_free(&d);
-      free(v[i]);
+    salvage_job *nj = n ? realloc(pool.jobs, (pool.n + n) * sizeof *nj) : pool.jobs;
+    if (!nj) {
+      fputs("fr-dump: out of memory\n", stderr);
+      return 2;
     }
+    pool.jobs = nj;
+    for (size_t i = 0; i < n; i++) pool.jobs[pool.n++] = (salvage_job){.path = v[i]};
     free(v);
     if (n == 0) {
       char sp[512];
       fprintf(stderr, "fr-dump: %s: no ring file\n", fd_sanitize(args[a], strlen(args[a]), sp, sizeof sp));
     }
   }
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t nth = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (size_t)ncpu;
+  if (nth > pool.n) nth = pool.n ? pool.n : 1;
+  pthread_t th[16];
+  size_t started = 0;
+  for (; started + 1 < nth; started++)
+    if (pthread_create(&th[started], NULL, salvage_worker, &pool) != 0) break;
+  salvage_worker(&pool);
+  for (size_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+  for (size_t i = 0; i < pool.n; i++) {
+    salvage_job *j = &pool.jobs[i];
+    char sp[512], m[1100], w[512];
+    fd_sanitize(j->path, strlen(j->path), sp, sizeof sp);
+    if (j->st == FRZ_OK) {
+      printf("fr-dump: rank %d (pid %u): %s -> %s\n", j->rank, j->pid,
+             fd_sanitize(j->text, strlen(j->text), m, sizeof m),
+             fd_sanitize(j->written, strlen(j->written), w, sizeof w));
+      done++;
+    } else if (j->st == FRZ_E_INVALID && j->pid) {
+      printf("fr-dump: %s: pid %u still runs: left as it is (fr-dump --snapshot reads it)\n", sp, j->pid);
+      running++;
+    } else {
+      fprintf(stderr, "fr-dump: %s\n", fd_sanitize(j->msg, strlen(j->msg), m, sizeof m));
+      rc = 2;
+    }
+    free(j->path);
+  }
+  free(pool.jobs);
   if (!done && !running && rc == 0) rc = 1;
   return rc;
 }

@@ -21,5 +21,11 @@ librecorder_librecorder_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -share
 bin_SCRIPTS += librecorder/fr-record
 CLEANFILES += librecorder/fr-record
 EXTRA_DIST += librecorder/fr-record.in
+# what fr-record leaves in front of the command: passes signals on, returns
+# its status, salvages its ring file when it dies by a signal
+pkglibexec_PROGRAMS = librecorder/fr-record-run
+librecorder_fr_record_run_SOURCES = librecorder/fr-record-run.c
+librecorder_fr_record_run_LDADD = formats/libfrz.la $(ZSTD_LIBS)
 librecorder/fr-record: librecorder/fr-record.in Makefile
-	$(AM_V_GEN)mkdir -p librecorder && sed -e 's|@pkglibdir[@]|$(pkglibdir)|g' -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' $(srcdir)/librecorder/fr-record.in > $@ && chmod +x $@
+	$(AM_V_GEN)mkdir -p librecorder && sed -e 's|@pkglibdir[@]|$(pkglibdir)|g' \
+	  -e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' $(srcdir)/librecorder/fr-record.in > $@ && chmod +x $@

@@ -159,7 +159,7 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/corrupt-input.sh tests/e2e/analyze-options.sh tests/e2e/scenario-splits.sh tests/e2e/samples.sh \
 	tests/e2e/recorder-inert.sh tests/e2e/stale-trigger.sh tests/e2e/recorder-api.sh tests/e2e/recorder-frames.sh \
 	tests/e2e/recorder-dump-failures.sh tests/e2e/hostile-trigger.sh tests/e2e/recorder-faults.sh \
-	tests/e2e/recorder-sigstop.sh tests/e2e/ring-salvage.sh tests/e2e/recorder-dump-dir.sh tests/e2e/valgrind-tools.sh \
+	tests/e2e/recorder-sigstop.sh tests/e2e/ring-salvage.sh tests/e2e/record-salvage.sh tests/e2e/recorder-dump-dir.sh tests/e2e/valgrind-tools.sh \
 	tests/e2e/cli.sh tests/e2e/tui.sh tests/e2e/tui-tmux.sh tests/e2e/static-nccl.sh \
 	tests/e2e/scenario-lifecycle.sh tests/e2e/scenario-init-waits.sh tests/e2e/scenario-breakit.sh \
 	tests/e2e/random-hangs.sh tests/e2e/scenario-reactions.sh tests/e2e/trigger-relay.sh \

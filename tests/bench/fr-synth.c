@@ -2,11 +2,13 @@
  * analyzer benchmarks, without running a job:
  *
  *   fr-synth [-n RANKS] [-m RECORDS] [-f lag|mismatch|cycle] [-c CULPRIT]
- *            [--tp N] [--pp N] [--pytorch] [-j THREADS] DIR
+ *            [--tp N] [--pp N] [--pytorch | --ring] [-j THREADS] DIR
  *
  * Writes DIR/<job>-r<rank>-f0000.frz for every rank (frz_encode at the
  * recorder's default zstd level), or with --pytorch DIR/nccl_trace_rank_<rank>
- * PyTorch Flight Recorder pickles of the same job.  Defaults: 1024 ranks,
+ * PyTorch Flight Recorder pickles of the same job, or with --ring the ring
+ * files (fr-<job>-r<rank>-p<pid>@<host>.ring) that killed recorders would
+ * have left (synth_ring.c: what fr-dump --salvage reads).  Defaults: 1024 ranks,
  * 4096 records, lag, tp 8, pp 4, threads = online CPUs.  Prints one line:
  * "synth ranks=N records=R bytes=B fault=F culprit=C [partner=P] [entries=E]"
  * (E: with --pytorch, the Flight Recorder entries written; PyTorch writes
@@ -30,7 +32,7 @@
 typedef struct worker {
   const synth_job *job;
   const char *dir;
-  int pytorch;
+  int pytorch, ring;
   atomic_int *next;        /* next rank to write */
   unsigned long long records, bytes;
   unsigned long long entries; /* with --pytorch: the Flight Recorder entries written */
@@ -65,7 +67,11 @@ static int write_rank(worker *w, int32_t r)
   if (synth_rank_build(w->job, r, &sr)) return -1;
   char name[256];
   int rc = -1;
-  if (w->pytorch) {
+  if (w->ring) {
+    uint64_t b = 0;
+    rc = synth_write_ring(w->job, &sr, w->dir, &b);
+    w->bytes += b;
+  } else if (w->pytorch) {
     char path[4096];
     snprintf(path, sizeof path, "%s/nccl_trace_rank_%d", w->dir, r);
     rc = synth_write_pytorch(w->job, &sr, path);
@@ -110,17 +116,18 @@ static void *run_worker(void *arg)
 static void usage(void)
 {
   fprintf(stderr, "usage: fr-synth [-n RANKS] [-m RECORDS] [-f lag|mismatch|cycle] [-c CULPRIT]\n"
-                  "                [--tp N] [--pp N] [--pytorch] [-j THREADS] DIR\n");
+                  "                [--tp N] [--pp N] [--pytorch | --ring] [-j THREADS] DIR\n");
 }
 
 int main(int argc, char **argv)
 {
   static const struct option longopts[] = {
       {"tp", required_argument, NULL, 't'}, {"pp", required_argument, NULL, 'p'},
-      {"pytorch", no_argument, NULL, 'P'},  {"help", no_argument, NULL, 'h'},
+      {"pytorch", no_argument, NULL, 'P'},  {"ring", no_argument, NULL, 'R'},
+      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long n = 1024, m = 4096, tp = 8, pp = 4, culprit = -1, threads = sysconf(_SC_NPROCESSORS_ONLN);
-  int fault = SYNTH_LAG, pytorch = 0, c;
+  int fault = SYNTH_LAG, pytorch = 0, ring = 0, c;
   while ((c = getopt_long(argc, argv, "n:m:f:c:j:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'n': n = atol(optarg); break;
@@ -130,6 +137,7 @@ int main(int argc, char **argv)
     case 't': tp = atol(optarg); break;
     case 'p': pp = atol(optarg); break;
     case 'P': pytorch = 1; break;
+    case 'R': ring = 1; break;
     case 'f':
       fault = synth_fault_from_name(optarg);
       if (fault < 0) {
@@ -141,7 +149,7 @@ int main(int argc, char **argv)
     }
   }
   if (optind != argc - 1 || n < 1 || n > (1 << 22) || m < 1 || m > (1 << 24) || tp < 1 ||
-      pp < 1 || tp > n || pp > n) {
+      pp < 1 || tp > n || pp > n || (pytorch && ring)) {
     usage();
     return 2;
   }
@@ -163,7 +171,7 @@ int main(int argc, char **argv)
   worker w[64];
   pthread_t th[64];
   for (long i = 0; i < threads; i++) {
-    w[i] = (worker){.job = &job, .dir = dir, .pytorch = pytorch, .next = &next};
+    w[i] = (worker){.job = &job, .dir = dir, .pytorch = pytorch, .ring = ring, .next = &next};
     if (pthread_create(&th[i], NULL, run_worker, &w[i]) != 0) {
       fprintf(stderr, "fr-synth: cannot start a thread\n");
       return 1;

@@ -23,7 +23,7 @@ tests_bench_fr_bench_dump_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la fo
 tests_bench_fr_bench_dump_LDFLAGS = $(AM_LDFLAGS) -no-install
 ## The synthetic hung job whose dumps the analyzer benchmarks read.
 tests_bench_fr_synth_SOURCES = tests/bench/fr-synth.c tests/bench/synth.c tests/bench/synth.h \
-	tests/bench/synth_pickle.c
+	tests/bench/synth_pickle.c tests/bench/synth_ring.c
 tests_bench_fr_synth_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_bench_fr_synth_LDADD = formats/libfrz.la $(ZSTD_LIBS) $(PTHREAD_LIBS)
 tests_bench_fr_measure_SOURCES = tests/bench/fr-measure.c
@@ -37,16 +37,18 @@ tests_bench_fr_bench_stacks_LDADD = $(PTHREAD_LIBS)
 CLEANFILES += $(BENCH_PROGS) tests/bench/libnccl.la
 
 EXTRA_DIST += tests/bench/run-bench.sh tests/bench/run-bench-stacks.sh tests/bench/run-bench-analyze.sh \
-	tests/bench/run-bench-trigger.sh
+	tests/bench/run-bench-trigger.sh tests/bench/run-bench-salvage.sh
 # `make bench`: the recorder's tables (overhead, one stack collection, how
 # long a hang takes to reach every rank), then the analyzer's
-# (BENCHMARKS.md); `make bench-recorder`, `make bench-trigger` and
-# `make bench-analyze` run one part.
+# (BENCHMARKS.md), then the salvage of ring files against it; `make
+# bench-recorder`, `make bench-trigger`, `make bench-analyze` and `make
+# bench-salvage` run one part.
 bench: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh && \
 	  $(SHELL) $(srcdir)/tests/bench/run-bench-stacks.sh && \
 	  bash $(srcdir)/tests/bench/run-bench-trigger.sh
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
+	@. $(abs_top_builddir)/tests/testenv.sh; bash $(srcdir)/tests/bench/run-bench-salvage.sh
 bench-recorder: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench.sh && \
 	  $(SHELL) $(srcdir)/tests/bench/run-bench-stacks.sh
@@ -54,7 +56,9 @@ bench-trigger: all tests/scenario/fr-scenario-job
 	@. $(abs_top_builddir)/tests/testenv.sh; bash $(srcdir)/tests/bench/run-bench-trigger.sh
 bench-analyze: all $(BENCH_PROGS)
 	@. $(abs_top_builddir)/tests/testenv.sh; $(SHELL) $(srcdir)/tests/bench/run-bench-analyze.sh
-.PHONY: bench bench-recorder bench-trigger bench-analyze
+bench-salvage: all $(BENCH_PROGS)
+	@. $(abs_top_builddir)/tests/testenv.sh; bash $(srcdir)/tests/bench/run-bench-salvage.sh
+.PHONY: bench bench-recorder bench-trigger bench-analyze bench-salvage
 clean-local: clean-local-bench
 clean-local-bench:
 	-rm -rf $(top_builddir)/bench-out $(top_builddir)/tests/bench/.libs

@@ -17,6 +17,13 @@
 #     librecorder.so built from another commit) the tracking-off calls go
 #     through it and through this build, one after the other, and the ratio
 #     of their added costs is printed (the A/B of issue #18).
+#  1b. The ring file's cost: the same tracking-off AllReduce calls with the
+#     ring in a ring file (FR_RING_DIR, a shared file mapping) and in private
+#     memory (FR_RING_DIR=none), FR_BENCH_RING_ROUNDS runs of each,
+#     alternating, in this run; the ratio of the median added costs.  The
+#     ring files go to a scratch directory (FR_BENCH_RING_DIR; default a new
+#     one in $TMPDIR or /tmp, removed after; its filesystem type is printed:
+#     a tmpfs, like /dev/shm, is what jobs use).
 #  2. Dump of a full ring: tests/bench/fr-bench-dump fills the default ring
 #     (16,384 records) with a training-step mix of calls on three
 #     communicators, then signals itself (SIGUSR2) and times until the dump
@@ -28,7 +35,8 @@
 # Knobs (environment): FR_BENCH_ITERS (calls per repetition, tracking off;
 # default 2000000), FR_BENCH_TRACK_ITERS (tracking on, and FR_BACKTRACE;
 # default 100000), FR_BENCH_REPS (default 11), FR_BENCH_DUMPS (dumps timed;
-# default 7), FR_BENCH_BASELINE (see 1).
+# default 7), FR_BENCH_BASELINE (see 1), FR_BENCH_RING_ROUNDS (default 5),
+# FR_BENCH_RING_DIR (see 1b).
 set -u
 
 : "${FR_BUILDDIR:?run through make bench}"
@@ -39,11 +47,21 @@ track_iters=${FR_BENCH_TRACK_ITERS:-100000}
 reps=${FR_BENCH_REPS:-11}
 ndumps=${FR_BENCH_DUMPS:-7}
 nops=20480   # more than the default ring's 16,384 records: the ring is full
+ring_rounds=${FR_BENCH_RING_ROUNDS:-5}
 
 rm -rf "$out" && mkdir -p "$out" || exit 1
 # Every run: no hang timeout and no trigger file (nothing but the measured
-# dumps may write); the recorder's defaults otherwise.
-export FR_TIMEOUT_SEC=0 FR_TRIGGER_FILE=0 FR_JOB_ID=bench
+# dumps may write); the recorder's defaults otherwise.  The ring files of
+# the runs go to a scratch directory, never to the host's /dev/shm.
+ring_dir=${FR_BENCH_RING_DIR:-}
+ring_tmp=""
+if [ -z "$ring_dir" ]; then
+  ring_tmp=$(mktemp -d "${TMPDIR:-/tmp}/fr-bench-ring.XXXXXX") || exit 1
+  ring_dir=$ring_tmp
+fi
+trap '[ -z "$ring_tmp" ] || rm -rf "$ring_tmp"' EXIT
+trap 'exit 130' INT TERM
+export FR_TIMEOUT_SEC=0 FR_TRIGGER_FILE=0 FR_JOB_ID=bench FR_RING_DIR="$ring_dir"
 unset FR_BUFFER_ENTRIES FR_POLL_MS FR_DISABLE FR_TRACK_COMPLETION
 
 fail() { echo "run-bench: $*" >&2; exit 1; }
@@ -69,6 +87,27 @@ for op in AllReduce Send; do
 done
 
 res[clock]=$("$bench/fr-bench" clock "$iters" "$reps") || fail "fr-bench clock"
+
+# 1b: ring file against private memory, alternating; the added cost of each
+# run (wrapped - direct medians), then the median over the runs
+echo "run-bench: ring file against private memory ($ring_rounds x 2 runs, alternating) ..." >&2
+add_file="" add_priv=""
+for ((k = 0; k < ring_rounds; k++)); do
+  for rd in "$ring_dir" none; do
+    l=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=0 FR_RING_DIR="$rd" preloaded "$bench/fr-bench" calls \
+      AllReduce "$iters" "$reps") || fail "fr-bench calls AllReduce (FR_RING_DIR=$rd)"
+    [ "$(field recorder "$l")" = 1 ] || fail "the recorder was not interposed (FR_RING_DIR=$rd)"
+    echo "ring_dir=$rd $l" >>"$out/ring-ab.txt"
+    a=$(awk -v w="$(field wrapped_med "$l")" -v d="$(field direct_med "$l")" 'BEGIN { printf "%.2f", w - d }')
+    if [ "$rd" = none ]; then add_priv+="$a "; else add_file+="$a "; fi
+  done
+done
+# the bench's ring files were removed at its clean exits
+[ -z "$(find "$ring_dir" -name 'fr-*.ring' -print -quit)" ] || fail "$ring_dir: a ring file was left behind"
+med() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+lo() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | head -n 1; }
+hi() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | tail -n 1; }
+ring_fs=$(stat -f -c %T "$ring_dir" 2>/dev/null || echo unknown)
 # FR_BENCH_BASELINE=/path/to/librecorder.so (another build, e.g. of an
 # earlier commit): the same tracking-off calls through it, in this run
 if [ -n "${FR_BENCH_BASELINE:-}" ]; then
@@ -145,6 +184,11 @@ if [ -n "${FR_BENCH_BASELINE:-}" ]; then
       "$(verdict "$(ratio "$fm" "$bm")" 0.5)"
   done
 fi
+mf=$(med "$add_file") mp=$(med "$add_priv")
+row "ncclAllReduce, added, ring in private memory (ns)" "$mp" "$(lo "$add_priv")" "-"
+row "ncclAllReduce, added, ring in a ring file, $ring_fs (ns)" "$mf" "$(lo "$add_file")" "-"
+rr=$(awk -v a="$mf" -v b="$mp" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+row "ncclAllReduce, added, ring file / private memory" "$rr" "" "<= 1.10" "$(verdict "$rr" 1.10)"
 add_med=$(sub "$(field wrapped_med "${res[bt]}")" "$(field direct_med "${res[bt]}")")
 add_min=$(sub "$(field wrapped_min "${res[bt]}")" "$(field direct_min "${res[bt]}")")
 row "ncclAllReduce, added, tracking off, FR_BACKTRACE=8 (ns)" "$add_med" "$add_min" "-"
@@ -161,6 +205,7 @@ row "peak RSS added, tracking on, ring full + dump (KiB)" "$((po - pn))" "" "-"
 echo
 echo "calls: $reps repetitions of $iters calls ($track_iters with tracking on); dumps: $ndumps, the first is frame 0"
 echo "slowest dump: $(field ms_max "$dsum") ms; raw results in $out"
+echo "ring file A/B: $ring_rounds runs of each, alternating; added cost per run (ns): ring file $add_file(max $(hi "$add_file")), private memory $add_priv(max $(hi "$add_priv"))"
 {
   for op in AllReduce Send; do printf '%s\n' "${res[$op.none]}" "${res[$op.off]}" "${res[$op.on]}" "${res[$op.on0]}"; done
   printf '%s\n' "${res[clock]}" "${res[bt]}" "$dumps" "$rss_none" "$rss_off" "$rss_on"

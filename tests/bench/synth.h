@@ -88,4 +88,10 @@ const char *synth_fault_name(synth_fault f);
  * Returns 0 or -1 with errno set. */
 int synth_write_pytorch(const synth_job *j, const synth_rank *r, const char *path);
 
+/* Write rank `rank` as the ring file (frz.md, "Ring files") its recorder
+ * would have left in `dir` when killed (synth_ring.c): the same records,
+ * comms and process, read as gone on any host.  Adds the file's size to
+ * *bytes.  Returns 0 or -1 with errno set. */
+int synth_write_ring(const synth_job *j, const synth_rank *r, const char *dir, uint64_t *bytes);
+
 #endif /* FR_SYNTH_H */
