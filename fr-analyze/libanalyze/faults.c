@@ -149,7 +149,11 @@ int fa_derive_faults(fa_analysis *a)
     int joined_p2p = 0;
     for (uint32_t i = 0; i < c->nlinks && !joined_p2p; i++)
       joined_p2p = c->links[i].p2p && c->links[i].joined && !c->links[i].held_by_group;
-    if ((v->all_joined || (joined_p2p && !v->lagging.n && !v->unfinished.n)) &&
+    /* (or nobody named while NCCL's proxy progress shows a link of it stopped) */
+    int stopped = 0;
+    for (uint32_t i = 0; i < c->nlinks && !stopped; i++) stopped = !c->links[i].p2p && c->links[i].evidence;
+    if ((v->all_joined || (joined_p2p && !v->lagging.n && !v->unfinished.n) ||
+         (stopped && !v->root_cause.n && v->mismatch_comm < 0 && !v->cycle)) &&
         fault_push(v, &cap, FA_FAULT_LINK, -1, v->comm, c->stuck_seq))
       return -1;
     /* some members tore the comm down where the others wait, and neither side is a minority:
@@ -175,6 +179,19 @@ int fa_derive_faults(fa_analysis *a)
     for (uint32_t i = 0; i < v->nfaults; i++)
       has_link |= v->faults[i].kind == FA_FAULT_LINK && v->faults[i].comm == (int32_t)ci;
     if (joined && !has_link &&
+        fault_push(v, &cap, FA_FAULT_LINK, -1, (int32_t)ci, c->stuck_seq))
+      return -1;
+  }
+  /* a comm whose stuck op every member joined and NCCL's proxy progress shows
+   * stopped on a link, no fault sitting on it: a link or the device side
+   * there (beside the chosen comm's hang) */
+  for (uint32_t ci = 0; v->comm >= 0 && ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    int stopped = 0;
+    int joined = !c->nlagging && !c->nno_dump && !c->nunfinished && !c->nahead; /* (nobody awaited) */
+    for (uint32_t i = 0; joined && c->stuck && !c->in_flight && i < c->nlinks && !stopped; i++)
+      stopped = !c->links[i].p2p && c->links[i].evidence;
+    if (stopped && fa_comm_fault(v, (int32_t)ci) < 0 &&
         fault_push(v, &cap, FA_FAULT_LINK, -1, (int32_t)ci, c->stuck_seq))
       return -1;
   }
