@@ -9,7 +9,9 @@
  * the same comm at that pair seq or later with other peers: it was there,
  * and left this one out by its own count), the simplest explanation is the
  * fewest ranks that touch every such transfer.  One rank alone touching all
- * of them is that explanation: an all-to-all-v whose split sizes that rank
+ * of them, and waiting in one of them itself (a rank that never reached the
+ * exchange touches them all too, as the side that never posted), is that
+ * explanation: an all-to-all-v whose split sizes that rank
  * computed otherwise (it sends where the receiver expects nothing, and
  * posts no receive where a sender sends), not the peers that each did what
  * their own splits said. */
@@ -73,6 +75,12 @@ int32_t fa_p2p_hub(const fa_analysis *a, const fa_comm *c, fa_ranks *others)
   }
   if (all[0] == all[1] || cand[0] == cand[1]) return -1; /* none, or two: not one rank */
   int32_t hub = all[0] ? cand[0] : cand[1];
+  /* it took part: a p2p op of its own on c waits (one that never reached the
+   * exchange touches every transfer too, having posted none of them) */
+  int waits = 0;
+  for (uint32_t i = 0; i < c->nlinks && !waits; i++)
+    waits = hard_link(a, c, &c->links[i]) && fa_p2p_waiter(&c->links[i]) == hub;
+  if (!waits) return -1;
   uint32_t cap = 0;
   for (uint32_t i = 0; i < c->nlinks; i++) {
     const fa_link *l = &c->links[i];
