@@ -88,6 +88,7 @@ for what in $which; do
       grep -Eq "^  lagging rank: +2\\b|rank 2 never entered" "$run/verdict.txt" ||
       { cat "$run/verdict.txt" >&2; fail "stop: the verdict is not one job naming rank 2"; }
     mkdir -p "$FR_TMP/run" && cp "$run/verdict.txt" "$FR_TMP/run/verdict.txt"
+    "$FR_ANALYZE" --full "$run/node0" "$run/node1" "$run/node2" "$run/node3" > "$FR_TMP/run/verdict-full.txt" 2>&1
     check_stack stop 2 job_stop_forever
     echo "stop: under torchrun every rank dumped, rank 2 by torchrun's store ($(sed -n 's/.*(it took \([0-9.]*\) ms.*/\1/p' "$run/r2.txt") ms); one job, rank 2 named"
     ;;
@@ -103,9 +104,13 @@ for what in $which; do
     "$FR_ANALYZE" "$run/node0" "$run/node1" "$run/node2" "$run/node3" > "$run/verdict.txt" 2>&1
     st=$?
     [ $st -eq 2 ] || { cat "$run/verdict.txt" >&2; fail "error: fr-analyze exited $st, not 2 (no dump)"; }
-    grep -q '^verdict: inconclusive' "$run/verdict.txt" && grep -q '^  no usable dump\.' "$run/verdict.txt" ||
-      { cat "$run/verdict.txt" >&2; fail "error: the verdict is not 'inconclusive: no usable dump'"; }
-    echo "error: torchrun SIGTERMed ranks 0, 2, 3 after rank 1 failed; no dump is left; fr-analyze: inconclusive, no usable dump (exit 2)"
+    # (the announcements of the killed ranks are said, with where their ring
+    # files are and the salvage step that makes them dumps)
+    grep -q '^verdict: inconclusive' "$run/verdict.txt" &&
+      tr '\n' ' ' < "$run/verdict.txt" | tr -s ' ' | grep -q 'only the announcements of 3 running processes' &&
+      grep -q 'run fr-dump --salvage' "$run/verdict.txt" ||
+      { cat "$run/verdict.txt" >&2; fail "error: the verdict does not say the killed ranks and the salvage step"; }
+    echo "error: torchrun SIGTERMed ranks 0, 2, 3 after rank 1 failed; no dump is left; fr-analyze: inconclusive, the announcements and the salvage step said (exit 2)"
     ;;
   *) fail "unknown case $what" ;;
   esac
