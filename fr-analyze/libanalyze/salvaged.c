@@ -217,8 +217,9 @@ int fa_settle_stale(fa_analysis *a)
     rc = 0;
     goto out;
   }
-  qsort(coll, ncoll, sizeof *coll, by_seq);
-  qsort(send, nsend, sizeof *send, pend_cmp);
+  /* either list may be empty (and NULL): qsort must not see a NULL base */
+  if (ncoll) qsort(coll, ncoll, sizeof *coll, by_seq);
+  if (nsend) qsort(send, nsend, sizeof *send, pend_cmp);
   /* the others' completions that prove a pending op's part ran */
   for (uint32_t g = 0; g < a->nframes; g++) {
     const frz_dump *d = &a->frames[g].dump;
@@ -255,7 +256,7 @@ int fa_settle_stale(fa_analysis *a)
   /* a comm's ops run in order: a proven op settles the member's ops before it */
   uint32_t *touched = calloc(a->nframes ? a->nframes : 1, sizeof *touched);
   if (!touched) goto out;
-  qsort(coll, ncoll, sizeof *coll, by_member);
+  if (ncoll) qsort(coll, ncoll, sizeof *coll, by_member);
   for (uint32_t i = 0; i < ncoll;) {
     uint32_t j = i;
     int64_t top = -1;
