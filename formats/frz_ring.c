@@ -140,8 +140,13 @@ static frz_status read_records(const uint8_t *p, const char *name, frz_dump *out
       info->skipped++;
       continue;
     }
-    memcpy(item, p + off + 8, sizeof item);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /* a seqlock read: each word of the slot an acquire load, so the second
+     * read of the version cannot pass them (an acquire fence would order the
+     * same, but ThreadSanitizer does not model fences) */
+    for (size_t w = 0; w < sizeof item; w += 8) {
+      uint64_t word = __atomic_load_n((const uint64_t *)(const void *)(p + off + 8 + w), __ATOMIC_ACQUIRE);
+      memcpy(item + w, &word, 8);
+    }
     frz_record *r = &out->records[out->nrecords];
     frz_item_record(item, r);
     if (live64(p, off) != v1 || !record_plausible(r, id)) {
