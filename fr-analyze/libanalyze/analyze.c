@@ -557,8 +557,12 @@ static void joined_by_all(const fa_analysis *a, fa_comm *c)
     if (m->rank < 0 || m->counters_unknown) continue;
     const fa_frame *f = &a->frames[m->frame];
     const fa_slice *sl = &f->coll[m->entry];
+    /* after an op it captured into a graph that the others called eagerly,
+     * its calls met the others' ops one seq early: they prove nothing */
+    int64_t cap = fa_captured_alone(a, c, m, (uint64_t)1 << 62);
     for (uint32_t k = sl->len; k-- > 0;) {
       const frz_record *x = &f->dump.records[f->idx[sl->start + k]];
+      if (cap >= 0 && (int64_t)x->seq > cap) continue;
       if (x->seq > ((uint64_t)1 << 62) || (int64_t)x->seq <= proved) break; /* (model.c's bound) */
       if (x->state == FRZ_STATE_COMPLETED && !(x->flags & FRZ_RF_NO_TRACKING) &&
           (x->op == FRZ_OP_AllReduce || x->op == FRZ_OP_AllGather || x->op == FRZ_OP_ReduceScatter ||

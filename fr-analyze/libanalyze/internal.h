@@ -205,6 +205,11 @@ int fa_unfinished(fa_analysis *a, fa_comm *c);
 int fa_not_started(fa_analysis *a, fa_comm *c);
 int fa_not_returned(fa_analysis *a, fa_comm *c);
 int fa_not_run(fa_analysis *a, fa_comm *c);
+/* own.c: the lowest seq at or before `upto` where member m's record of comm
+ * c was captured into a CUDA graph (FRZ_RF_GRAPH_CAPTURED, not completed)
+ * while another member with a dump called that seq eagerly; -1 none.  From
+ * there on m's records are not where it stands (fa_not_run). */
+int64_t fa_captured_alone(const fa_analysis *a, const fa_comm *c, const fa_member *m, uint64_t upto);
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
 /* Mark comm c's members without a dump where the stuck collective's data
  * stopped (fa_member.data_stopped; links.c).  0, never fails. */

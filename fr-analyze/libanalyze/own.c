@@ -205,10 +205,7 @@ int fa_not_returned(fa_analysis *a, fa_comm *c)
  * graph is launched.  At the stuck seq the others wait for it; before it,
  * its next calls met the others' ops one seq early, and the others now wait
  * for a partner it never had.  Lagging, with not_run (and not_run_seq). */
-/* The lowest seq at or before `upto` where member m's record was captured
- * (not completed) while some other member with a dump called that seq
- * eagerly; -1 none. */
-static int64_t captured_alone(const fa_analysis *a, const fa_comm *c, const fa_member *m, uint64_t upto)
+int64_t fa_captured_alone(const fa_analysis *a, const fa_comm *c, const fa_member *m, uint64_t upto)
 {
   const fa_frame *f = &a->frames[m->frame];
   const fa_slice *sl = &f->coll[m->entry];
@@ -230,17 +227,19 @@ int fa_not_run(fa_analysis *a, fa_comm *c)
   if (!c->stuck || (!c->npassed && !c->nwaiting)) return 0;
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
-    if (m->rank < 0 || m->counters_unknown || (m->state != FA_MEMBER_PASSED && m->state != FA_MEMBER_WAITING))
+    if (m->rank < 0 || m->counters_unknown || m->not_run ||
+        (m->state != FA_MEMBER_PASSED && m->state != FA_MEMBER_WAITING && m->state != FA_MEMBER_LAGGING))
       continue;
-    int64_t s = captured_alone(a, c, m, c->stuck_seq);
+    int64_t s = fa_captured_alone(a, c, m, c->stuck_seq);
     if (s < 0) continue;
+    m->not_run = 1;
+    m->not_run_seq = s;
+    if (m->state == FA_MEMBER_LAGGING) continue; /* (behind its own stream, or never there) */
     /* its later calls met the others' one seq early (a ring's data carries
      * no op tag): what its records say from s on is not where it stands */
     if (m->state == FA_MEMBER_PASSED) c->npassed--;
     else c->nwaiting--;
     m->state = FA_MEMBER_LAGGING;
-    m->not_run = 1;
-    m->not_run_seq = s;
     c->nlagging++;
   }
   return 0;

@@ -548,16 +548,21 @@ int fa_verdict_build(fa_analysis *a)
     uint32_t keep = 0;
     for (uint32_t i = 0; i < v->lagging.n; i++) {
       int32_t g = v->lagging.v[i], k = fa_find_rank(a, g);
-      int coll_lagging = 0;
-      for (int32_t r = 0; r < c->size && !coll_lagging; r++)
+      int coll_lagging = 0, not_run = 0;
+      for (int32_t r = 0; r < c->size && !coll_lagging; r++) {
+        /* (one behind on its stream waits for that op, unless that op never ran) */
         coll_lagging = c->members[r].global_rank == g && fa_member_blamed(c, &c->members[r]) &&
-                       !c->members[r].behind; /* (one behind on its stream waits for that op) */
+                       (!c->members[r].behind || c->members[r].not_run);
+        not_run = coll_lagging && c->members[r].not_run;
+      }
       /* one that waits in a p2p op of this comm has not reached the
-       * collective either: its stream runs that op first (it waits) */
-      for (uint32_t li = 0; li < c->nlinks && coll_lagging; li++)
+       * collective either: its stream runs that op first (it waits); but
+       * not one whose op never ran (not_run): its later calls met the
+       * others' one seq early, and where they wait is not where it stands */
+      for (uint32_t li = 0; li < c->nlinks && coll_lagging && !not_run; li++)
         if (c->links[li].p2p && fa_p2p_waiter(&c->links[li]) == g && k >= 0 && a->ranks[k].wait_comm >= 0)
           coll_lagging = 0;
-      if (coll_lagging || k < 0 || a->ranks[k].wait_comm < 0) v->lagging.v[keep++] = g;
+      if (coll_lagging || not_run || k < 0 || a->ranks[k].wait_comm < 0) v->lagging.v[keep++] = g;
     }
     v->lagging.n = keep;
     if (c->nunfinished && !c->nlagging) { /* they reached it: root causes, not lagging */

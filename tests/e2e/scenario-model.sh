@@ -3,7 +3,9 @@
 # tests/scenarios/README.md): an init that fails on one rank (world, a split,
 # a late comm), a call that never returns, members that disagree on the
 # algorithm or protocol (per host by NCCL_PROTO, per op), an all-to-all-v
-# whose splits differ on one rank, a capture into a graph never launched, a
+# whose splits differ on one rank, a capture into a graph never launched (then
+# misaligned: a later collective completing on the capturing rank alone, a
+# p2p exchange waiting for innocent neighbours), a
 # group never ended, sub-groups that never formed for want of the same ranks.
 # Each scenario's "# dump: RANK WORD" lines say what that rank's dump must
 # show (fr-dump --json: a record or comm flag, an algorithm or protocol), so
