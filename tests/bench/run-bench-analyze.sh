@@ -28,7 +28,12 @@
 # "1024x4096 4096x4096 16384x4096 1024x16384"), FR_BENCH_REPS (runs per
 # size up to 4,096 ranks; default 3, median kept), FR_BENCH_BIG_REPS (runs
 # at 16,384 ranks; default 1), FR_BENCH_PT (ranks x records of the PyTorch
-# form; default 1024x1024; "none" skips it), FR_BENCH_KEEP=1 (keep the dumps).
+# form; default 1024x1024; "none" skips it), FR_BENCH_KEEP=1 (keep the dumps),
+# FR_BENCH_ANALYZE_BASELINE (another build's fr-analyze) or
+# FR_BENCH_ANALYZE_REV (a git revision of this tree, built here into the
+# scratch directory): that fr-analyze runs on the same dumps, alternating
+# with this one, and the ratio of CPU times is printed (at 16,384 ranks,
+# the goal: within 1.2x).
 set -u
 
 : "${FR_BUILDDIR:?run through make bench-analyze}"
@@ -52,6 +57,25 @@ calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 
 rm -rf "$out" && mkdir -p "$out" || exit 1
 : >"$out/results.txt"
+
+# The A/B baseline: a given fr-analyze, or one built from a revision of the
+# source tree (git archive: the checkout's own state is left alone).
+base=${FR_BENCH_ANALYZE_BASELINE:-}
+base_what=${FR_BENCH_ANALYZE_BASELINE:-}
+if [ -z "$base" ] && [ -n "${FR_BENCH_ANALYZE_REV:-}" ]; then
+  rev=$FR_BENCH_ANALYZE_REV
+  git -C "$FR_SRCDIR" rev-parse -q --verify "$rev^{commit}" >/dev/null ||
+    fail "FR_BENCH_ANALYZE_REV=$rev: not a commit of $FR_SRCDIR"
+  bsrc="$scratch/baseline-src"
+  note "building fr-analyze of $rev in $bsrc ..."
+  mkdir -p "$bsrc" && git -C "$FR_SRCDIR" archive "$rev" | tar -x -C "$bsrc" || fail "git archive $rev"
+  (cd "$bsrc" && autoreconf -fi && ./configure -q && make -j"$(nproc)" fr-analyze/fr-analyze) \
+    >"$out/baseline-build.log" 2>&1 || fail "building $rev failed (see $out/baseline-build.log)"
+  base="$bsrc/fr-analyze/fr-analyze"
+  base_what=$(git -C "$FR_SRCDIR" rev-parse --short "$rev")
+  [ "$base_what" = "$rev" ] || base_what="$rev ($base_what)"
+fi
+[ -z "$base" ] || [ -x "$base" ] || fail "$base: not an executable fr-analyze"
 
 # Room for the largest set (about 19 bytes a record, pickles 123) plus margin.
 need_kib=0
@@ -145,6 +169,28 @@ for s in $sizes; do
     row "  fr-analyze / zstd alone, wall (x)" "" "" "" "$zx" "<= 2 (#18)" "$(verdict "$zx" 2)"
   else
     row "  fr-analyze / zstd alone, wall (x)" "" "" "" "$zx" "-"
+  fi
+  if [ -n "$base" ]; then
+    # A/B: this build and the baseline one after the other, k times each
+    note "A/B against $base_what on $s ($k runs each) ..."
+    la="" lb=""
+    for ((j = 0; j < k; j++)); do
+      ma=$("$bench/fr-measure" -o "$out/analyze-ab-$s.txt" "$FR_ANALYZE" "$d") || fail "cannot run fr-analyze"
+      mb=$("$bench/fr-measure" -o "$out/analyze-base-$s.txt" "$base" "$d") || fail "cannot run $base"
+      la+="${la:+$'\n'}${ma#measure }" lb+="${lb:+$'\n'}${mb#measure }"
+    done
+    printf '%s\n' "$la" "$lb" >>"$out/results.txt"
+    grep -q "rank $culprit" "$out/analyze-base-$s.txt" || note "the baseline did not name rank $culprit on $s"
+    ra=$(median_line "$la") rb=$(median_line "$lb")
+    ca=$(field cpu_s "$ra") cb=$(field cpu_s "$rb")
+    row "  this build again (A/B)" "$(field wall_s "$ra")" "$ca" "$(($(field peak_kib "$ra") / 1024))" "" "-"
+    row "  baseline $base_what (A/B)" "$(field wall_s "$rb")" "$cb" "$(($(field peak_kib "$rb") / 1024))" "" "-"
+    abx=$(calc %.2f "$ca / $cb")
+    if [ "$s" = 16384x4096 ]; then
+      row "  this build / baseline, CPU (x)" "" "" "" "$abx" "<= 1.2" "$(verdict "$abx" 1.2)"
+    else
+      row "  this build / baseline, CPU (x)" "" "" "" "$abx" "-"
+    fi
   fi
   case $s in
     1024x4096 | 16384x4096 | 1024x16384)
