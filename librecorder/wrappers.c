@@ -98,11 +98,12 @@ void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r) {
 static void flag(fr_slot *s, uint32_t f) { fr_rec_flags_set(s, f, 0); }
 
 void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream) {
-  if (!fr_g.cfg.track_completion || !fr_cuda_available()) {
+  const fr_device *d = fr_device_active();
+  if (!fr_g.cfg.track_completion || !d) {
     flag(s, FRZ_RF_NO_TRACKING);
-  } else if (fr_cuda_capturing(stream)) {
+  } else if (d->capturing(stream)) {
     flag(s, FRZ_RF_GRAPH_CAPTURED | FRZ_RF_NO_TRACKING);
-  } else if (fr_cuda_mark(s, 0, stream) != 0) {
+  } else if (d->mark(s, 0, stream) != 0) {
     flag(s, FRZ_RF_NO_TRACKING);
   }
   (void)id;
@@ -111,8 +112,9 @@ void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream) {
 void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r) {
   if (__atomic_load_n(&s->rec.flags, __ATOMIC_ACQUIRE) & FRZ_RF_NO_TRACKING) return;
   if (r != ncclSuccess && r != ncclInProgress) return; /* failed: nothing was enqueued */
-  if (!fr_ring_get(&fr_g.ring, id)) return;
-  if (fr_cuda_mark(s, 1, stream) != 0) flag(s, FRZ_RF_NO_TRACKING);
+  const fr_device *d = fr_device_active();
+  if (!d || !fr_ring_get(&fr_g.ring, id)) return;
+  if (d->mark(s, 1, stream) != 0) flag(s, FRZ_RF_NO_TRACKING);
 }
 
 /* Events around one call: now, or at the outermost GroupEnd when grouped.
