@@ -138,6 +138,14 @@ tests_unit_check_pmix_decls_SOURCES = tests/unit/check_pmix_decls.c
 tests_unit_check_pmix_decls_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS)
 endif
 EXTRA_DIST += tests/unit/check_nccl_decls.c tests/unit/check_cuda_decls.c tests/unit/check_pmix_decls.c
+## Our HIP declarations against Debian's libamdhip64-dev headers; without
+## them the test says SKIP.
+check_PROGRAMS += tests/unit/check_hip_decls
+TESTS += tests/unit/check_hip_decls
+tests_unit_check_hip_decls_SOURCES = tests/unit/check_hip_decls.c
+if HAVE_REAL_HIP_H
+tests_unit_check_hip_decls_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DFR_REAL_HIP_H=1
+endif
 
 ## Pass-through against the real libnccl.so.2 (works without a GPU).
 if HAVE_REAL_LIBNCCL
@@ -149,6 +157,18 @@ tests_e2e_real_nccl_prog_LDFLAGS = $(AM_LDFLAGS) -Wl,-rpath,$(REAL_NCCL_LIBDIR)
 TESTS += tests/e2e/passthrough-real-nccl.sh
 endif
 EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
+## Pass-through with Debian's real HIP runtime (libamdhip64) and no GPU; the
+## real libnccl.so.2 stands in for RCCL, which Debian does not ship.  SKIP
+## where either is missing.
+if HAVE_REAL_LIBHIP
+check_PROGRAMS += tests/e2e/real-hip-prog
+tests_e2e_real_hip_prog_SOURCES = tests/e2e/real-hip-prog.c
+tests_e2e_real_hip_prog_CPPFLAGS = $(AM_CPPFLAGS) -isystem $(CUDA_DIR)/include -I$(top_srcdir)/tests/e2e
+tests_e2e_real_hip_prog_LDADD = $(REAL_HIP_LIB) -L$(REAL_NCCL_LIBDIR) -lnccl
+tests_e2e_real_hip_prog_LDFLAGS = $(AM_LDFLAGS) -Wl,-rpath,$(REAL_NCCL_LIBDIR)
+endif
+TESTS += tests/e2e/passthrough-real-hip.sh
+EXTRA_DIST += tests/e2e/real-hip-prog.c tests/e2e/passthrough-real-hip.sh
 
 ## End-to-end: scenarios run live on the simulator, compared with their
 ## expected verdicts; the committed samples analysed again.

@@ -1,6 +1,14 @@
 /* Compile-time check: our declarations of the HIP runtime calls (fr_hip.h)
  * against the real hip_runtime_api.h (Debian's libamdhip64-dev), as AMD's
- * platform sees it.  Built only when configure finds that header. */
+ * platform sees it (__HIP_PLATFORM_AMD__).  Where configure found no such
+ * header (FR_REAL_HIP_H unset) the test says SKIP. */
+#include <stdio.h>
+#ifndef FR_REAL_HIP_H
+int main(void) {
+  puts("SKIP: no hip/hip_runtime_api.h (Debian's libamdhip64-dev; configure --with-hip=DIR)");
+  return 77;
+}
+#else
 #include <stddef.h>
 #include <hip/hip_runtime_api.h>
 #define FR_HIP_TABLES_ONLY
@@ -24,3 +32,4 @@ FR_HIP_API(CHECK_PROTO_)
 FR_HIP_JOB_API(CHECK_PROTO_)
 
 int main(void) { return 0; }
+#endif
