@@ -30,6 +30,8 @@ typedef struct fr_slot {
                                   hipEvent_t); created lazily, owned by the slot */
   void *ev_ctx;                /* where they belong: a CUcontext, or HIP device + 1 */
   _Atomic uint8_t ev_armed;    /* bit 0 start recorded, bit 1 end recorded */
+  uint8_t no_coll_event;       /* a collective no profiler Coll event describes: RCCL
+                                  runs ncclAllToAll(v) as grouped p2p (fr_rec_begin: 0) */
 } fr_slot;
 
 typedef struct fr_ring {

@@ -14,6 +14,21 @@ tests_sim_libnccl_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libnccl_la_LIBADD = tests/sim/libcuda.la $(PTHREAD_LIBS) $(RT_LIBS) -lm
 tests_sim_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 2:0:0 -no-undefined
 
+## The RCCL/HIP flavour of the simulator: the HIP runtime stand-in
+## (libamdhip64.so.6: hip_sim.c on cuda_sim.c's engine, only hip* and sim_*
+## exported) and the simulated NCCL built again on it as librccl.so.1, with
+## RCCL's own entry points (rccl_sim.c).
+noinst_LTLIBRARIES += tests/sim/libamdhip64.la tests/sim/librccl.la
+tests_sim_libamdhip64_la_SOURCES = tests/sim/hip_sim.c tests/sim/cuda_sim.c tests/sim/sim.h
+tests_sim_libamdhip64_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_sim_libamdhip64_la_LIBADD = $(PTHREAD_LIBS)
+tests_sim_libamdhip64_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 6:0:0 -no-undefined \
+	-export-symbols-regex '^(hip|sim_)'
+tests_sim_librccl_la_SOURCES = $(tests_sim_libnccl_la_SOURCES) tests/sim/rccl_sim.c
+tests_sim_librccl_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_sim_librccl_la_LIBADD = tests/sim/libamdhip64.la $(PTHREAD_LIBS) $(RT_LIBS) -lm
+tests_sim_librccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 1:0:0 -no-undefined
+
 ## NCCL errors on demand (FR_SIM_FAIL): preloaded after the recorder by
 ## tests/e2e/recorder-faults.sh.
 noinst_LTLIBRARIES += tests/sim/libsimfault.la
@@ -30,6 +45,15 @@ tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
 tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
+
+## The same job on the RCCL/HIP flavour (job_hip.h maps its CUDA calls).
+noinst_PROGRAMS += tests/scenario/fr-scenario-job-hip
+tests_scenario_fr_scenario_job_hip_SOURCES = $(tests_scenario_fr_scenario_job_SOURCES) tests/scenario/job_hip.h
+tests_scenario_fr_scenario_job_hip_CFLAGS = $(tests_scenario_fr_scenario_job_CFLAGS)
+tests_scenario_fr_scenario_job_hip_CPPFLAGS = $(tests_scenario_fr_scenario_job_CPPFLAGS) \
+	-include $(top_srcdir)/tests/scenario/job_hip.h
+tests_scenario_fr_scenario_job_hip_LDADD = tests/sim/librccl.la tests/sim/libamdhip64.la $(PTHREAD_LIBS)
+tests_scenario_fr_scenario_job_hip_LDFLAGS = $(tests_scenario_fr_scenario_job_LDFLAGS)
 
 ## The same job with the simulated NCCL linked in statically: the recorder's
 ## interposer sees no call, only its profiler plugin does (static-NCCL mode).
@@ -186,7 +210,7 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/scenario-breakit2.sh tests/e2e/scenario-breakit3.sh tests/e2e/scenario-breakit4.sh \
 	tests/e2e/scenario-breakit5.sh tests/e2e/scenario-breakit6.sh tests/e2e/scenario-breakit7.sh \
 	tests/e2e/scenario-breakit8.sh tests/e2e/scenario-model.sh tests/e2e/report-scale.sh \
-	tests/e2e/torchrun.sh
+	tests/e2e/torchrun.sh tests/e2e/scenario-rocm.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += tests/store-server.py tests/torch-store.py tests/relay-rank.sh tests/torchrun-rank.sh
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
