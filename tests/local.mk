@@ -226,12 +226,14 @@ EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
 # `make check-random`: more random hung jobs than make check runs
 # (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED;
-# FR_RANDOM_HANGS_KINDS=model|classic to draw only some kinds).
+# FR_RANDOM_HANGS_KINDS=model|classic to draw only some kinds;
+# FR_RANDOM_HANGS_FLAVOUR=hip: on the RCCL/HIP flavour of the simulator).
 EXTRA_DIST += tests/random-hangs tests/random-hangs.md
 EXTRA_DIST += tests/device/run-gpu-check.sh tests/device/torch_job.py
 check-random: all tests/run-scenario tests/json-expect
 	FR_RUN_SCENARIO=$(abs_top_builddir)/tests/run-scenario python3 $(top_srcdir)/tests/random-hangs \
 	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} --kinds $${FR_RANDOM_HANGS_KINDS:-all} \
+	  --flavour $${FR_RANDOM_HANGS_FLAVOUR:-cuda} \
 	  $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
 .PHONY: check-random
 DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh
