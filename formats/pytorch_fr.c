@@ -348,7 +348,11 @@ static int32_t nccl_code(const pv *v)
 {
   char b[32];
   int ma, mi, pa = 0;
-  if (sscanf(pv_cstr(v, b, sizeof b), "%d.%d.%d", &ma, &mi, &pa) < 2 || ma < 0 || ma > 99 ||
+  /* a ROCm build's library may name itself before the number ("RCCL
+   * 2.22.3", "rccl-2.22.3"): the version is the first number in it */
+  const char *t = pv_cstr(v, b, sizeof b);
+  while (*t && !(*t >= '0' && *t <= '9')) t++;
+  if (sscanf(t, "%d.%d.%d", &ma, &mi, &pa) < 2 || ma < 0 || ma > 99 ||
       mi < 0 || mi > 99 || pa < 0 || pa > 99)
     return 0;
   return ma * 10000 + mi * 100 + pa;

@@ -1,11 +1,12 @@
 # librecorder/: the in-process recorder, preloaded into every rank.
 pkglib_LTLIBRARIES += librecorder/librecorder.la
 librecorder_librecorder_la_SOURCES = \
-	librecorder/nccl/fr_nccl.h librecorder/nccl/fr_cuda.h \
+	librecorder/nccl/fr_nccl.h librecorder/nccl/fr_cuda.h librecorder/nccl/fr_hip.h \
 	librecorder/recorder.h librecorder/log.c librecorder/config.c \
 	librecorder/identity.h librecorder/identity.c \
 	librecorder/ring.h librecorder/ring.c \
-	librecorder/comms.c librecorder/cuda_events.c librecorder/wrappers.c \
+	librecorder/comms.c librecorder/device.h librecorder/device.c librecorder/cuda_events.c \
+	librecorder/hip_events.c librecorder/wrappers.c \
 	librecorder/lifecycle.c librecorder/derive.c librecorder/teardown.c librecorder/groups.c \
 	librecorder/watchdog.c librecorder/crash.c librecorder/dump.c librecorder/announce.c \
 	librecorder/relay.h librecorder/relay.c librecorder/relay_pmix.c librecorder/relay_store.c librecorder/nccl/fr_pmix.h \

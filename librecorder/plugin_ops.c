@@ -4,7 +4,8 @@
  * With the interposer active, every call already has its record: the k-th
  * Coll event of a comm is its k-th collective record with a nonzero count
  * (NCCL does not profile empty collectives), the P2p events pair with the
- * Send/Recv records of the same peer and direction in order.  The event
+ * Send/Recv records of the same peer and direction in order (RCCL's
+ * ncclAllToAll(v) records excepted: RCCL runs them as p2p).  The event
  * adds what only NCCL knows — its own seqNumber, the algorithm, protocol
  * and channels — and flags the record PROFILER_SEEN.
  *
@@ -52,7 +53,7 @@ static fr_slot *find_record(fr_prof_ctx *ctx, int p2p, int peer, int dir, uint64
   fr_slot *found = NULL;
   for (uint64_t id = from; id < head && !found; id++) {
     fr_slot *s = fr_ring_get(&fr_g.ring, id);
-    if (s && candidate(ctx, &s->rec, p2p, peer, dir)) {
+    if (s && (p2p || !s->no_coll_event) && candidate(ctx, &s->rec, p2p, peer, dir)) {
       found = s;
       *id_out = id;
     }

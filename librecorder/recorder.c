@@ -35,12 +35,13 @@ uint64_t fr_realtime_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* dl_iterate_phdr callback: the first loaded object whose path names NCCL. */
+/* dl_iterate_phdr callback: the first loaded object whose path names NCCL
+ * (libnccl*) or RCCL (librccl*, ROCm's NCCL: the same API). */
 static int find_nccl_object(struct dl_phdr_info *info, size_t size, void *out) {
   (void)size;
   const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
   base = base ? base + 1 : info->dlpi_name;
-  if (!base || strncmp(base, "libnccl", 7) != 0) return 0;
+  if (!base || (strncmp(base, "libnccl", 7) != 0 && strncmp(base, "librccl", 7) != 0)) return 0;
   void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
   if (h && dlsym(h, "pncclGetVersion")) {
     *(void **)out = h;
@@ -74,7 +75,7 @@ void fr_locate_self(void) {
 }
 
 /* NCCL loaded in a local scope (a Python extension dlopen()ed with
- * RTLD_LOCAL, as PyTorch's libtorch_cuda.so is) is not found by
+ * RTLD_LOCAL, as PyTorch's libtorch_cuda.so or libtorch_hip.so is) is not found by
  * dlsym(RTLD_NEXT): look for the loaded library itself. */
 static void *loaded_nccl(void) {
   static void *_Atomic handle;
@@ -82,6 +83,7 @@ static void *loaded_nccl(void) {
   if (h) return h;
   h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
   if (!h) h = dlopen("libnccl.so", RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) h = dlopen("librccl.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (!h) dl_iterate_phdr(find_nccl_object, &h);
   if (h) atomic_store(&handle, h);
   return h;
@@ -159,8 +161,7 @@ static void first_comm_setup(void) {
     backtrace(prime, 2);
   }
   if (fr_g.cfg.stacks && fr_stacks_init() != 0) fr_g.cfg.stacks = 0;
-  if (fr_g.cfg.track_completion && fr_cuda_init() != 0)
-    fr_log("libcuda.so.1 not usable: completion is not tracked, ops stay 'enqueued'");
+  if (fr_g.cfg.track_completion) fr_device_init(); /* CUDA or HIP; says once when neither works */
   fr_relay_start(); /* first: the watchdog reads what it set */
   fr_watchdog_start();
 }

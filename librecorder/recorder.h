@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "device.h"
 #include "fr_cuda.h"
 #include "fr_nccl.h"
 #include "frz.h"
@@ -113,22 +114,6 @@ FR_HIDDEN init_call fr_init_begin(unsigned op, uint64_t cid, int nranks, int ran
 /* NCCL returned r with *comm (comm may be NULL): bind the handle, settle
  * PENDING / INIT_FAILED, finish seq 0, bind the profiler context of `slot`. */
 FR_HIDDEN void fr_init_end(init_call *ic, int slot, ncclComm_t *comm, ncclResult_t r, uint64_t t0);
-
-/* ---- completion tracking with CUDA driver events (cuda_events.c) ------ */
-FR_HIDDEN int fr_cuda_init(void);       /* dlopen libcuda.so.1; 0 ok */
-FR_HIDDEN int fr_cuda_available(void);
-/* Is `stream` being captured into a CUDA graph?  1 yes, 0 no/unknown. */
-FR_HIDDEN int fr_cuda_capturing(cudaStream_t stream);
-/* Record the slot's start (which=0) or end (1) event on `stream`.  0 ok. */
-FR_HIDDEN int fr_cuda_mark(fr_slot *s, int which, cudaStream_t stream);
-/* Query the slot's event: 1 passed, 0 not yet, -1 error. */
-FR_HIDDEN int fr_cuda_passed(fr_slot *s, int which);
-/* When the GPU passed event `which` of slot s (already seen passed), in
- * CLOCK_MONOTONIC ns: its elapsed time to a reference event recorded on a
- * private stream of its context once per scan number `scan`, whose host
- * time is known to a few microseconds.  0 when unknown (timing off, no
- * reference in time, a driver error).  Watchdog thread only. */
-FR_HIDDEN uint64_t fr_cuda_gpu_time(fr_slot *s, int which, uint64_t scan);
 
 /* ---- global state (recorder.c) ---------------------------------------- */
 typedef struct fr_global {
@@ -255,7 +240,7 @@ typedef struct scan_state {
 /* Stamp start/completion of pending records from their events (the
  * watchdog each poll; a dump just before its snapshot). */
 FR_HIDDEN void fr_scan_completion(scan_state *st, uint64_t now, int gpu);
-/* Record `id` in slot s moved on to what its CUDA events show; its state. */
+/* Record `id` in slot s moved on to what its device events show; its state. */
 FR_HIDDEN uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now, uint64_t scan);
 FR_HIDDEN int fr_watchdog_start(void);
 /* Is the calling thread the watchdog's? */

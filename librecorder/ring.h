@@ -26,9 +26,12 @@
 typedef struct fr_slot {
   _Atomic uint64_t ver;
   frz_record rec;              /* state/result/times: accessed with __atomic */
-  CUevent ev[2];               /* start, end; created lazily, owned by the slot */
-  CUcontext ev_ctx;            /* context the events belong to */
+  void *ev[2];                 /* start, end: the device layer's events (CUevent or
+                                  hipEvent_t); created lazily, owned by the slot */
+  void *ev_ctx;                /* where they belong: a CUcontext, or HIP device + 1 */
   _Atomic uint8_t ev_armed;    /* bit 0 start recorded, bit 1 end recorded */
+  uint8_t no_coll_event;       /* a collective no profiler Coll event describes: RCCL
+                                  runs ncclAllToAll(v) as grouped p2p (fr_rec_begin: 0) */
 } fr_slot;
 
 typedef struct fr_ring {

@@ -1,7 +1,7 @@
 /* watchdog.c — the recorder's one thread per process.
  *
- * Every FR_POLL_MS it: stamps start/completion of tracked ops from their CUDA
- * events; declares a hang when the oldest incomplete op is older than
+ * Every FR_POLL_MS it: stamps start/completion of tracked ops from their device
+ * events (CUDA or HIP); declares a hang when the oldest incomplete op is older than
  * FR_TIMEOUT_SEC (and creates the shared trigger file so every rank dumps);
  * watches the trigger file (once a second: it may sit on a shared
  * filesystem) and dump requests from the signal handler or ncclCommAbort;
@@ -36,7 +36,7 @@ static void stamp(fr_slot *s, uint64_t id, uint64_t *field, uint64_t now, uint64
   if (fr_ring_get(&fr_g.ring, id) != s) __atomic_compare_exchange_n(field, &t, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* Move record `id` in slot s on to what its CUDA events show (started, then
+/* Move record `id` in slot s on to what its device events show (started, then
  * completed), stamping `now`, or with `scan` (the watchdog's scan number,
  * 0 elsewhere) the GPU's time of the events; returns its state then.  Only
  * what the events showed: the profiler plugin may move it too.  GPU_TIMED
@@ -45,15 +45,16 @@ uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now, uint64_t sca
   frz_record *r = &s->rec;
   uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
   uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
-  if (flags & FRZ_RF_NO_TRACKING) return state;
-  if (state == FRZ_STATE_ENQUEUED && fr_cuda_passed(s, 0) == 1) {
-    uint64_t g = scan ? fr_cuda_gpu_time(s, 0, scan) : 0;
+  const fr_device *d = fr_device_active();
+  if ((flags & FRZ_RF_NO_TRACKING) || !d) return state;
+  if (state == FRZ_STATE_ENQUEUED && d->passed(s, 0) == 1) {
+    uint64_t g = scan ? d->gpu_time(s, 0, scan) : 0;
     stamp(s, id, &r->t_start_ns, now, g);
     if (g && g <= now) fr_rec_flags_set(s, FRZ_RF_GPU_TIMED, 0);
     state = FRZ_STATE_STARTED;
   }
-  if (state == FRZ_STATE_STARTED && fr_cuda_passed(s, 1) == 1) {
-    uint64_t g = scan ? fr_cuda_gpu_time(s, 1, scan) : 0;
+  if (state == FRZ_STATE_STARTED && d->passed(s, 1) == 1) {
+    uint64_t g = scan ? d->gpu_time(s, 1, scan) : 0;
     stamp(s, id, &r->t_complete_ns, now, g);
     if (!g || g > now) fr_rec_flags_set(s, 0, FRZ_RF_GPU_TIMED);
     state = FRZ_STATE_COMPLETED;

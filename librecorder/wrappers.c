@@ -78,6 +78,7 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
                    __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
+  s->no_coll_event = 0;
   if (c) /* informative only: a plain increment (no locked RMW on every call) */
     atomic_store_explicit(&c->nrecords, atomic_load_explicit(&c->nrecords, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -98,11 +99,12 @@ void fr_rec_end(fr_slot *s, uint64_t id, ncclResult_t r) {
 static void flag(fr_slot *s, uint32_t f) { fr_rec_flags_set(s, f, 0); }
 
 void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream) {
-  if (!fr_g.cfg.track_completion || !fr_cuda_available()) {
+  const fr_device *d = fr_device_active();
+  if (!fr_g.cfg.track_completion || !d) {
     flag(s, FRZ_RF_NO_TRACKING);
-  } else if (fr_cuda_capturing(stream)) {
+  } else if (d->capturing(stream)) {
     flag(s, FRZ_RF_GRAPH_CAPTURED | FRZ_RF_NO_TRACKING);
-  } else if (fr_cuda_mark(s, 0, stream) != 0) {
+  } else if (d->mark(s, 0, stream) != 0) {
     flag(s, FRZ_RF_NO_TRACKING);
   }
   (void)id;
@@ -111,8 +113,9 @@ void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream) {
 void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r) {
   if (__atomic_load_n(&s->rec.flags, __ATOMIC_ACQUIRE) & FRZ_RF_NO_TRACKING) return;
   if (r != ncclSuccess && r != ncclInProgress) return; /* failed: nothing was enqueued */
-  if (!fr_ring_get(&fr_g.ring, id)) return;
-  if (fr_cuda_mark(s, 1, stream) != 0) flag(s, FRZ_RF_NO_TRACKING);
+  const fr_device *d = fr_device_active();
+  if (!d || !fr_ring_get(&fr_g.ring, id)) return;
+  if (d->mark(s, 1, stream) != 0) flag(s, FRZ_RF_NO_TRACKING);
 }
 
 /* Events around one call: now, or at the outermost GroupEnd when grouped.
@@ -214,3 +217,34 @@ uint64_t fr_p2p_seq(fr_comm *c, int peer, int dir) {
 
 #define FR_CALL_229(code, Name, params, args) FR_CALL(code, Name, params, args)
 #include "nccl_api.def"
+
+/* RCCL's own entry points (rccl.h, beside NCCL's API): ncclAllToAll, the
+ * all-to-all of NCCL 2.28's ncclAlltoAll under RCCL's older name, and
+ * ncclAllToAllv, per-peer counts and displacements (in elements).  Both
+ * are recorded as the comm's next AlltoAll collective; AllToAllv's count
+ * is what this rank sends in all (as a PyTorch all_to_all_v_single is
+ * read).  RCCL runs them as one group of a send and a receive per peer
+ * (its collectives.cc), so NCCL's profiler reports P2p events, not a Coll
+ * event, for them: the plugin must not pair them with one.  Its mscclLoadAlgo,
+ * mscclRunAlgo and mscclUnloadAlgo are not wrapped: they pass straight to RCCL. */
+static uint64_t total_count(const size_t *counts, int n) {
+  uint64_t t = 0;
+  for (int i = 0; counts && i < n; i++) t += counts[i];
+  return t;
+}
+#define FR_RCCL_A2A_(Name, params, args, cnt)                                          \
+  FR_WRAPPER_(Name, params, args,                                                   \
+              s = fr_rec_begin(c, FRZ_OP_AlltoAll, FRZ_KIND_COLL, next_of(&c->next_seq), \
+                               (uint64_t)(cnt), (int)datatype, -1, -1, FRZ_DIR_NONE,   \
+                               stream, __builtin_return_address(0), &id, untracked());  \
+              s->no_coll_event = 1)
+FR_RCCL_A2A_(AllToAll,
+             (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+              cudaStream_t stream),
+             (sendbuff, recvbuff, count, datatype, comm, stream), count)
+FR_RCCL_A2A_(AllToAllv,
+             (const void *sendbuff, const size_t sendcounts[], const size_t sdispls[], void *recvbuff,
+              const size_t recvcounts[], const size_t rdispls[], ncclDataType_t datatype, ncclComm_t comm,
+              cudaStream_t stream),
+             (sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, datatype, comm, stream),
+             total_count(sendcounts, c->nranks))

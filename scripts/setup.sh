@@ -18,10 +18,11 @@ packages=(
   openmpi-bin                                  # mpirun: the PMIx trigger test (make check)
   libpmix-dev                                  # pmix.h: our PMIx declarations checked (make check)
 )
-# Wanted, not required: where the distribution has no python3-torch, the
-# tests that need it say SKIP with the reason.
+# Wanted, not required: where the distribution has no python3-torch or
+# libamdhip64-dev, the tests that need them say SKIP with the reason.
 optional=(
   python3-torch                                # a real TCPStore and torchrun (make check: trigger-relay, torchrun)
+  libamdhip64-dev                              # the real HIP runtime and headers: our HIP declarations checked, ROCm pass-through (make check)
 )
 
 if [ "${1:-}" = "--fuzz" ]; then

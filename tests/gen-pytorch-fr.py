@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """gen-pytorch-fr.py — write PyTorch Flight Recorder style dumps of hang
-cases C1, C2, C5, C9 and C10 (tests/scenarios/README.md) for flightrec's importer tests.
+cases C1 (also as a ROCm job's, RCCL in comm_lib_version), C2, C5, C9 and C10
+(tests/scenarios/README.md) for flightrec's importer tests.
 
     tests/gen-pytorch-fr.py OUTDIR      # writes OUTDIR/c1 ... OUTDIR/c10
 
@@ -36,8 +37,9 @@ def version_tuple(v):
 class Rank:
     """One rank's Flight Recorder ring."""
 
-    def __init__(self, rank, version, pgs):
+    def __init__(self, rank, version, pgs, lib="2.21.5"):
         self.rank = rank
+        self.lib = lib  # comm_lib_version
         self.version = version
         self.pgs = pgs  # name -> (desc, ranks)
         self.entries = []
@@ -123,7 +125,7 @@ class Rank:
             "version": self.version,
             "pg_config": {pg: {"name": pg, "desc": d, "ranks": str(r)} for pg, (d, r) in self.pgs.items()},
             "pg_status": status,
-            "comm_lib_version": "2.21.5",
+            "comm_lib_version": self.lib,
             "entries": entries,
         }
         if as_json:
@@ -149,18 +151,24 @@ def world(n):
     return {"0": ("default_pg", list(range(n)))}
 
 
-def c1(out):
+def c1(out, case="c1", lib="2.21.5"):
     """W=8, all-reduce then broadcast per step; rank 5 stops before step 37's all-reduce."""
     ranks = []
     for g in range(8):
-        r = Rank(g, "2.10", world(8))
+        r = Rank(g, "2.10", world(8), lib)
         for step in range(1, 37):
             r.op("0", "all_reduce", 1024)
             r.op("0", "broadcast", 1024)
         if g != 5:
             r.op("0", "all_reduce", 1024, state="started")
         ranks.append(r)
-    write_case(out, "c1", ranks, "pickle", "trn-node13-gpu7.nccl_trace_rank_%d")
+    write_case(out, case, ranks, "pickle", "trn-node13-gpu7.nccl_trace_rank_%d")
+
+
+def c1_rocm(out):
+    """C1 on ROCm: the same ring, written by a ROCm build whose communication
+    library is RCCL (named in comm_lib_version before its version)."""
+    c1(out, "c1-rocm", "RCCL 2.22.3")
 
 
 def c2(out):
@@ -232,7 +240,7 @@ def main():
         sys.stderr.write("usage: gen-pytorch-fr.py OUTDIR\n")
         return 2
     out = sys.argv[1]
-    for case in (c1, c2, c5, c9, c10):
+    for case in (c1, c1_rocm, c2, c5, c9, c10):
         case(out)
     return 0
 

@@ -14,6 +14,21 @@ tests_sim_libnccl_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libnccl_la_LIBADD = tests/sim/libcuda.la $(PTHREAD_LIBS) $(RT_LIBS) -lm
 tests_sim_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 2:0:0 -no-undefined
 
+## The RCCL/HIP flavour of the simulator: the HIP runtime stand-in
+## (libamdhip64.so.6: hip_sim.c on cuda_sim.c's engine, only hip* and sim_*
+## exported) and the simulated NCCL built again on it as librccl.so.1, with
+## RCCL's own entry points (rccl_sim.c).
+noinst_LTLIBRARIES += tests/sim/libamdhip64.la tests/sim/librccl.la
+tests_sim_libamdhip64_la_SOURCES = tests/sim/hip_sim.c tests/sim/cuda_sim.c tests/sim/sim.h
+tests_sim_libamdhip64_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_sim_libamdhip64_la_LIBADD = $(PTHREAD_LIBS)
+tests_sim_libamdhip64_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 6:0:0 -no-undefined \
+	-export-symbols-regex '^(hip|sim_)'
+tests_sim_librccl_la_SOURCES = $(tests_sim_libnccl_la_SOURCES) tests/sim/rccl_sim.c
+tests_sim_librccl_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
+tests_sim_librccl_la_LIBADD = tests/sim/libamdhip64.la $(PTHREAD_LIBS) $(RT_LIBS) -lm
+tests_sim_librccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 1:0:0 -no-undefined
+
 ## NCCL errors on demand (FR_SIM_FAIL): preloaded after the recorder by
 ## tests/e2e/recorder-faults.sh.
 noinst_LTLIBRARIES += tests/sim/libsimfault.la
@@ -30,6 +45,15 @@ tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
 tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynamic
+
+## The same job on the RCCL/HIP flavour (job_hip.h maps its CUDA calls).
+noinst_PROGRAMS += tests/scenario/fr-scenario-job-hip
+tests_scenario_fr_scenario_job_hip_SOURCES = $(tests_scenario_fr_scenario_job_SOURCES) tests/scenario/job_hip.h
+tests_scenario_fr_scenario_job_hip_CFLAGS = $(tests_scenario_fr_scenario_job_CFLAGS)
+tests_scenario_fr_scenario_job_hip_CPPFLAGS = $(tests_scenario_fr_scenario_job_CPPFLAGS) \
+	-include $(top_srcdir)/tests/scenario/job_hip.h
+tests_scenario_fr_scenario_job_hip_LDADD = tests/sim/librccl.la tests/sim/libamdhip64.la $(PTHREAD_LIBS)
+tests_scenario_fr_scenario_job_hip_LDFLAGS = $(tests_scenario_fr_scenario_job_LDFLAGS)
 
 ## The same job with the simulated NCCL linked in statically: the recorder's
 ## interposer sees no call, only its profiler plugin does (static-NCCL mode).
@@ -138,6 +162,14 @@ tests_unit_check_pmix_decls_SOURCES = tests/unit/check_pmix_decls.c
 tests_unit_check_pmix_decls_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS)
 endif
 EXTRA_DIST += tests/unit/check_nccl_decls.c tests/unit/check_cuda_decls.c tests/unit/check_pmix_decls.c
+## Our HIP declarations against Debian's libamdhip64-dev headers; without
+## them the test says SKIP.
+check_PROGRAMS += tests/unit/check_hip_decls
+TESTS += tests/unit/check_hip_decls
+tests_unit_check_hip_decls_SOURCES = tests/unit/check_hip_decls.c
+if HAVE_REAL_HIP_H
+tests_unit_check_hip_decls_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DFR_REAL_HIP_H=1
+endif
 
 ## Pass-through against the real libnccl.so.2 (works without a GPU).
 if HAVE_REAL_LIBNCCL
@@ -149,6 +181,18 @@ tests_e2e_real_nccl_prog_LDFLAGS = $(AM_LDFLAGS) -Wl,-rpath,$(REAL_NCCL_LIBDIR)
 TESTS += tests/e2e/passthrough-real-nccl.sh
 endif
 EXTRA_DIST += tests/e2e/real-nccl-prog.c tests/e2e/passthrough-real-nccl.sh
+## Pass-through with Debian's real HIP runtime (libamdhip64) and no GPU; the
+## real libnccl.so.2 stands in for RCCL, which Debian does not ship.  SKIP
+## where either is missing.
+if HAVE_REAL_LIBHIP
+check_PROGRAMS += tests/e2e/real-hip-prog
+tests_e2e_real_hip_prog_SOURCES = tests/e2e/real-hip-prog.c
+tests_e2e_real_hip_prog_CPPFLAGS = $(AM_CPPFLAGS) -isystem $(CUDA_DIR)/include -I$(top_srcdir)/tests/e2e
+tests_e2e_real_hip_prog_LDADD = $(REAL_HIP_LIB) -L$(REAL_NCCL_LIBDIR) -lnccl
+tests_e2e_real_hip_prog_LDFLAGS = $(AM_LDFLAGS) -Wl,-rpath,$(REAL_NCCL_LIBDIR)
+endif
+TESTS += tests/e2e/passthrough-real-hip.sh
+EXTRA_DIST += tests/e2e/real-hip-prog.c tests/e2e/passthrough-real-hip.sh
 
 ## End-to-end: scenarios run live on the simulator, compared with their
 ## expected verdicts; the committed samples analysed again.
@@ -166,7 +210,7 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/scenario-breakit2.sh tests/e2e/scenario-breakit3.sh tests/e2e/scenario-breakit4.sh \
 	tests/e2e/scenario-breakit5.sh tests/e2e/scenario-breakit6.sh tests/e2e/scenario-breakit7.sh \
 	tests/e2e/scenario-breakit8.sh tests/e2e/scenario-model.sh tests/e2e/report-scale.sh \
-	tests/e2e/torchrun.sh
+	tests/e2e/torchrun.sh tests/e2e/scenario-rocm.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += tests/store-server.py tests/torch-store.py tests/relay-rank.sh tests/torchrun-rank.sh
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
@@ -182,12 +226,14 @@ EXTRA_DIST += tests/run-scenario.in tests/fr-launch.in tests/testenv.sh.in \
 AM_TESTS_ENVIRONMENT = . $(abs_top_builddir)/tests/testenv.sh;
 # `make check-random`: more random hung jobs than make check runs
 # (FR_RANDOM_HANGS_N cases, default 200, from seed FR_RANDOM_HANGS_SEED;
-# FR_RANDOM_HANGS_KINDS=model|classic to draw only some kinds).
+# FR_RANDOM_HANGS_KINDS=model|classic to draw only some kinds;
+# FR_RANDOM_HANGS_FLAVOUR=hip: on the RCCL/HIP flavour of the simulator).
 EXTRA_DIST += tests/random-hangs tests/random-hangs.md
 EXTRA_DIST += tests/device/run-gpu-check.sh tests/device/torch_job.py
 check-random: all tests/run-scenario tests/json-expect
 	FR_RUN_SCENARIO=$(abs_top_builddir)/tests/run-scenario python3 $(top_srcdir)/tests/random-hangs \
 	  -n $${FR_RANDOM_HANGS_N:-200} -s $${FR_RANDOM_HANGS_SEED:-1} --kinds $${FR_RANDOM_HANGS_KINDS:-all} \
+	  --flavour $${FR_RANDOM_HANGS_FLAVOUR:-cuda} \
 	  $${FR_RANDOM_HANGS_KEEP:+--keep $$FR_RANDOM_HANGS_KEEP}
 .PHONY: check-random
 DISTCLEANFILES += tests/run-scenario tests/fr-launch tests/testenv.sh

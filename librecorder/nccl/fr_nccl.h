@@ -107,6 +107,15 @@ typedef struct ncclSimInfo_v22200 { FR_NCCL_SIMINFO_FIELDS(FR_NCCL_FIELD_) } ncc
 #define FR_PASS(ret, Name, params) FR_NCCL_DECLARE_(ret, Name, params)
 #include "nccl_api.def"
 
+/* RCCL's own entry points beside NCCL's API (rccl.h of ROCm's RCCL; not in
+ * NVIDIA's nccl.h): all-to-all under RCCL's name, and all-to-all with
+ * per-peer counts and displacements, in elements of `datatype`. */
+FR_NCCL_DECLARE_(ncclResult_t, AllToAll, (const void *sendbuff, void *recvbuff, size_t count,
+                                          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream))
+FR_NCCL_DECLARE_(ncclResult_t, AllToAllv, (const void *sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                                           void *recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream))
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,15 +8,22 @@ EXTRA_LTLIBRARIES = tests/bench/libnccl.la
 tests_bench_libnccl_la_SOURCES = tests/bench/fake_nccl.c
 tests_bench_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/bench -version-info 2:0:0 -no-undefined
 
-BENCH_PROGS = tests/bench/fr-bench tests/bench/fr-bench-dump tests/bench/fr-synth tests/bench/fr-measure \
+BENCH_PROGS = tests/bench/fr-bench tests/bench/fr-bench-hip tests/bench/fr-bench-dump tests/bench/fr-synth tests/bench/fr-measure \
 	tests/bench/fr-bench-load tests/bench/fr-bench-stacks
 # (fr-synth is built by `make check` too: tests/e2e/report-scale.sh reads its dumps)
-EXTRA_PROGRAMS = tests/bench/fr-bench tests/bench/fr-bench-dump tests/bench/fr-measure \
+EXTRA_PROGRAMS = tests/bench/fr-bench tests/bench/fr-bench-hip tests/bench/fr-bench-dump tests/bench/fr-measure \
 	tests/bench/fr-bench-load tests/bench/fr-bench-stacks
 check_PROGRAMS += tests/bench/fr-synth
 tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
 tests_bench_fr_bench_LDFLAGS = $(AM_LDFLAGS) -no-install
+# the same calls on the HIP path: streams of the simulator's HIP stand-in
+# (tests/scenario/job_hip.h maps the CUDA calls), so the recorder tracks
+# with HIP events
+tests_bench_fr_bench_hip_SOURCES = $(tests_bench_fr_bench_SOURCES)
+tests_bench_fr_bench_hip_CPPFLAGS = $(AM_CPPFLAGS) -include $(top_srcdir)/tests/scenario/job_hip.h
+tests_bench_fr_bench_hip_LDADD = tests/bench/libnccl.la tests/sim/libamdhip64.la $(PTHREAD_LIBS)
+tests_bench_fr_bench_hip_LDFLAGS = $(AM_LDFLAGS) -no-install
 tests_bench_fr_bench_dump_SOURCES = tests/bench/fr-bench-dump.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_dump_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la formats/libfrz.la \
 	$(ZSTD_LIBS) $(PTHREAD_LIBS)

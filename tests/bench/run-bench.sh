@@ -86,6 +86,11 @@ for op in AllReduce Send; do
   done
 done
 
+# the HIP path (fr-bench-hip: HIP stand-in streams, HIP events), in this run
+res[hip.on]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=1 preloaded "$bench/fr-bench-hip" calls AllReduce \
+  "$track_iters" "$reps") || fail "fr-bench-hip calls AllReduce (tracking on)"
+[ "$(field recorder "${res[hip.on]}")" = 1 ] || fail "the recorder was not interposed (HIP)"
+
 res[clock]=$("$bench/fr-bench" clock "$iters" "$reps") || fail "fr-bench clock"
 
 # 1b: ring file against private memory, alternating; the added cost of each
@@ -166,6 +171,11 @@ for op in AllReduce Send; do
   add_min=$(sub "$(field wrapped_min "$o")" "$(field direct_min "$o")")
   row "nccl$op, added, tracking on, FR_GPU_TIMING=0 (ns)" "$add_med" "$add_min" "-"
 done
+cm=$(sub "$(field wrapped_med "${res[AllReduce.on]}")" "$(field direct_med "${res[AllReduce.on]}")")
+hm=$(sub "$(field wrapped_med "${res[hip.on]}")" "$(field direct_med "${res[hip.on]}")")
+row "ncclAllReduce, added, tracking on, HIP events (ns)" "$hm" \
+  "$(sub "$(field wrapped_min "${res[hip.on]}")" "$(field direct_min "${res[hip.on]}")")" "-"
+row "ncclAllReduce, added, tracking on, HIP / CUDA path" "$(awk -v a="$hm" -v b="$cm" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')" "" "-"
 row "clock_gettime(CLOCK_MONOTONIC), one read (ns)" "$(field med "${res[clock]}")" "$(field min "${res[clock]}")" "-"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 f=${res[AllReduce.off]}
@@ -208,5 +218,6 @@ echo "slowest dump: $(field ms_max "$dsum") ms; raw results in $out"
 echo "ring file A/B: $ring_rounds runs of each, alternating; added cost per run (ns): ring file $add_file(max $(hi "$add_file")), private memory $add_priv(max $(hi "$add_priv"))"
 {
   for op in AllReduce Send; do printf '%s\n' "${res[$op.none]}" "${res[$op.off]}" "${res[$op.on]}" "${res[$op.on0]}"; done
+  printf '%s\n' "${res[hip.on]}"
   printf '%s\n' "${res[clock]}" "${res[bt]}" "$dumps" "$rss_none" "$rss_off" "$rss_on"
 } >"$out/results.txt"

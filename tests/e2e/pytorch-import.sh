@@ -1,6 +1,6 @@
 #!/bin/sh
 # PyTorch Flight Recorder import, end to end: the generated PyTorch-style
-# dumps of cases C1, C2, C5, C9, C10 (tests/fixtures/pytorch-fr/, written by
+# dumps of cases C1 (also as a ROCm job's), C2, C5, C9, C10 (tests/fixtures/pytorch-fr/, written by
 # tests/gen-pytorch-fr.py) get the verdicts our own dumps of the same
 # scenarios get (tests/scenarios/*.expected.json; for C1 and C2 the links are
 # inferred from ring order, as in tests/fixtures/pytorch-fr/cN.expected.json,
@@ -18,6 +18,13 @@ check_case() {
   "$FR_JSON_EXPECT" "$2" "$FR_TMP/$1.json" || fail "$1: verdict differs from $2"
 }
 check_case c1 "$FIX/c1.expected.json"
+# the same ring from a ROCm job (RCCL named in comm_lib_version): read as C1,
+# the same verdict, the library's version read past its name
+check_case c1-rocm "$FIX/c1.expected.json"
+"$FR_DUMP" "$FIX/c1-rocm/trn-node13-gpu7.nccl_trace_rank_0" > "$FR_TMP/c1-rocm-dump.txt" ||
+  fail "fr-dump of a ROCm job's PyTorch dump failed"
+grep -q '^nccl: *2\.22\.3$' "$FR_TMP/c1-rocm-dump.txt" ||
+  fail "c1-rocm: RCCL's version not read from comm_lib_version: $(grep '^nccl:' "$FR_TMP/c1-rocm-dump.txt")"
 check_case c2 "$FIX/c2.expected.json"
 # the links carry PyTorch's p2p_seq_id of the pending op (2: each rank's second p2p op)
 check_case c9 "$FIX/c9.expected.json"
@@ -97,7 +104,7 @@ done
 # the committed fixtures are what the generator writes (when python3 is here)
 if command -v python3 > /dev/null 2>&1; then
   python3 "$FR_SRCDIR/tests/gen-pytorch-fr.py" "$FR_TMP/gen" || fail "gen-pytorch-fr.py failed"
-  for c in c1 c2 c5 c9 c10; do
+  for c in c1 c1-rocm c2 c5 c9 c10; do
     diff -r "$FIX/$c" "$FR_TMP/gen/$c" > /dev/null || fail "$c: committed fixtures differ from gen-pytorch-fr.py's output"
   done
 else
