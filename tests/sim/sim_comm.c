@@ -190,11 +190,11 @@ void sim_choose_algo(ncclComm_t comm, struct sim_op *op)
       break;
     }
   op->proto = proto_pref.n > 0 ? proto_pref.order[0] : SIM_PROTO_SIMPLE;
-  if (comm->next_algo >= 0)
-    op->algo = comm->next_algo;
-  if (comm->next_proto >= 0)
-    op->proto = comm->next_proto;
-  comm->next_algo = comm->next_proto = -1;
+  int algo = atomic_exchange(&comm->next_algo, -1), proto = atomic_exchange(&comm->next_proto, -1);
+  if (algo >= 0)
+    op->algo = algo;
+  if (proto >= 0)
+    op->proto = proto;
 }
 
 /* sim_fail_next_init: the error of the next creation in this process. */

@@ -86,7 +86,8 @@ struct ncclComm {
   int stall_kernel;             /* (sim_kernel_stall) */
   int hang_next;                /* test knob: the next call never returns */
   int algo, proto;              /* NCCL_ALGO / NCCL_PROTO of this process, read at init */
-  int next_algo, next_proto;    /* test knob for the next collective; -1 none */
+  _Atomic int next_algo, next_proto; /* test knob for the next collective; -1 none (atomic: a
+                                        test may call one comm from two threads) */
   void *prof_ctx;               /* the profiler plugin's context; NULL: not profiled */
   int prof_mask;                /* event types it asked for */
   uint64_t seq_number[SIM_RECV + 1]; /* NCCL's per-function collective counters */
