@@ -417,6 +417,9 @@ typedef struct fa_verdict {
                                 (splits.c): its calls disagree with its peers'; a root cause in
                                 their place; -1 none */
   int32_t p2p_hub_comm;
+  int32_t shifted_comm;      /* the comm whose calls diverge from its culprit's first differing
+                                call on to its stuck op (one call more or fewer): the members
+                                that never entered that op are done by their count; -1 none */
   fa_ranks left_out_too;     /* beside astray: ranks that left out a call of another stuck op the
                                 same way (their rounds say so), root causes too */
   fa_ranks late;             /* entered the stuck op only after the members in late_left had

@@ -65,10 +65,20 @@ static int32_t explain_one(const fa_analysis *a, const int32_t *label, const fa_
     if ((f = own_fault(v, o->peer)) >= 0) return f;
     if ((f = reached(a, label, o->peer)) >= 0) return f;
     if ((o->kind == FA_OBS_LINK_STOPPED || o->peer < 0) && (f = fa_comm_fault(v, o->comm)) >= 0) return f;
+    /* the two sides of a p2p pair that disagrees: that divergence */
+    if (o->kind == FA_OBS_P2P_UNMATCHED && fa_mismatch_pair_side(a, o->rank) && fa_mismatch_pair_side(a, o->peer) &&
+        (f = fa_comm_fault(v, o->comm)) >= 0)
+      return f;
     return reached(a, label, o->rank);
   case FA_OBS_ARGS_DIFFER:
   case FA_OBS_ALL_JOINED:
     return fa_comm_fault(v, o->comm);
+  case FA_OBS_AHEAD: /* one side of a p2p pair that disagrees: that divergence */
+    if (o->comm >= 0 && fa_mismatch_pair_side(a, o->rank) && (f = fa_comm_fault(v, o->comm)) >= 0) return f;
+    break;
+  case FA_OBS_NOT_POSTED: /* the stuck op is the culprit's call one more (or fewer) than theirs */
+    if (o->comm >= 0 && o->comm == v->shifted_comm && (f = fa_comm_fault(v, o->comm)) >= 0) return f;
+    break;
   default:
     break;
   }

@@ -62,9 +62,9 @@ static fa_fault fault_of_root(const fa_analysis *a, uint32_t i)
     const fa_comm *c = &a->comms[v->mismatch_comm];
     return (fa_fault){split_kind(&c->mismatch), g, v->mismatch_comm, c->mismatch.seq};
   }
-  for (uint32_t ci = 0; v->mismatch_comm >= 0 && ci < a->ncomms; ci++) /* (another comm's config split) */
-    if (culprit_of(&a->comms[ci], g) && split_kind(&a->comms[ci].mismatch) == FA_FAULT_CONFIG_SPLIT)
-      return (fa_fault){FA_FAULT_CONFIG_SPLIT, g, (int32_t)ci, a->comms[ci].mismatch.seq};
+  for (uint32_t ci = 0; v->mismatch_comm >= 0 && ci < a->ncomms; ci++) /* (another comm's first divergence) */
+    if (a->comms[ci].has_mismatch && culprit_of(&a->comms[ci], g))
+      return (fa_fault){split_kind(&a->comms[ci].mismatch), g, (int32_t)ci, a->comms[ci].mismatch.seq};
   if (g == v->p2p_hub) return (fa_fault){FA_FAULT_OTHER_ARGS, g, v->p2p_hub_comm, w->seq};
   if (in_ranks(&v->ahead, g) && v->comm >= 0)
     return (fa_fault){FA_FAULT_EXTRA, g, v->comm, a->comms[v->comm].stuck_seq};
@@ -142,7 +142,9 @@ int fa_derive_faults(fa_analysis *a)
   for (uint32_t ci = 0; ci < a->ncomms; ci++) { /* every other first divergence is a fault too */
     const fa_comm *c = &a->comms[ci];
     if (!c->has_mismatch || (int32_t)ci == v->mismatch_comm) continue;
-    if (fault_push(v, &cap, split_kind(&c->mismatch), -1, (int32_t)ci, c->mismatch.seq)) return -1;
+    int named = 0; /* (its culprit named among the root causes: that fault is there already) */
+    for (uint32_t i = 0; i < v->nfaults && !named; i++) named = v->faults[i].comm == (int32_t)ci && v->faults[i].rank >= 0;
+    if (!named && fault_push(v, &cap, split_kind(&c->mismatch), -1, (int32_t)ci, c->mismatch.seq)) return -1;
   }
   if (v->comm >= 0) {
     const fa_comm *c = &a->comms[v->comm];

@@ -26,6 +26,7 @@ fa_analysis *fa_new(void)
   a->verdict.astray = -1;
   a->verdict.changed = -1;
   a->verdict.p2p_hub = a->verdict.p2p_hub_comm = -1;
+  a->verdict.shifted_comm = -1;
   a->verdict.status = FA_STATUS_INCONCLUSIVE;
   return a;
 }

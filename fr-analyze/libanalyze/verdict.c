@@ -475,6 +475,25 @@ static int config_split(const fa_comm *c)
   return c->has_mismatch && (c->mismatch.fields & how) && !(c->mismatch.fields & ~how);
 }
 
+/* Is rank g one side of the first divergence of the chosen comm, a p2p pair
+ * whose two sides disagree with no culprit?  Its peer's sends and its own
+ * receives no longer pair up (a pipeline stage that sends one message a
+ * round fewer): its waiting alone past the others is that divergence, not a
+ * call of its own beyond theirs. */
+int fa_mismatch_pair_side(const fa_analysis *a, int32_t g)
+{
+  const fa_verdict *v = &a->verdict;
+  if (v->mismatch_comm < 0 || v->mismatch_comm != v->comm) return 0;
+  const fa_comm *c = &a->comms[v->mismatch_comm];
+  const fa_mismatch *mm = &c->mismatch;
+  if (mm->culprit >= 0 || mm->ngroups != 2 || mm->nmembers != 2) return 0;
+  int p2p = 1;
+  for (uint32_t i = 0; i < 2; i++)
+    p2p &= mm->groups[i].sig.op == FRZ_OP_Send || mm->groups[i].sig.op == FRZ_OP_Recv;
+  return p2p && (fa_global_of(c, mm->members[0]) == g || fa_global_of(c, mm->members[1]) == g);
+}
+#define pair_side fa_mismatch_pair_side
+
 /* Remove g from r (any order kept). */
 static void ranks_drop(fa_ranks *r, int32_t g)
 {
@@ -512,6 +531,36 @@ static int hub_instead(fa_analysis *a, uint32_t *cap_r)
   return 0;
 }
 
+/* A comm whose calls diverge from the culprit's first differing call on to
+ * the seq before its stuck op: the culprit called one op more or fewer than
+ * the others (from there every seq pairs different calls), so the stuck op
+ * is its extra call, or the one it is owed.  Its members that never entered
+ * it, completed every op they called there and wait in no NCCL call are
+ * done by their own count: not a fault of theirs (the broadcast of one
+ * parameter more on the trainer than the rollout workers receive).  Drops
+ * them from the root causes; 0. */
+static int shifted_done(fa_analysis *a)
+{
+  fa_verdict *v = &a->verdict;
+  if (v->comm < 0 || v->mismatch_comm != v->comm) return 0;
+  const fa_comm *c = &a->comms[v->comm];
+  const fa_mismatch *mm = &c->mismatch;
+  if (mm->culprit < 0 || !mm->later || mm->last_seq + 1 != c->stuck_seq || mm->seq >= c->stuck_seq) return 0;
+  const fa_group *g = &mm->groups[mm->culprit];
+  v->shifted_comm = v->comm;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (m->state != FA_MEMBER_LAGGING || m->rank < 0 || m->behind || m->last_completed != m->last_enqueued)
+      continue;
+    int culprit = 0;
+    for (uint32_t i = 0; i < g->n && !culprit; i++) culprit = mm->members[g->first + i] == r;
+    int32_t k = fa_find_rank(a, m->global_rank);
+    if (culprit || k < 0 || a->ranks[k].wait_comm >= 0) continue;
+    ranks_drop(&v->root_cause, m->global_rank);
+  }
+  return 0;
+}
+
 int fa_verdict_build(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
@@ -530,7 +579,7 @@ int fa_verdict_build(fa_analysis *a)
   if (v->comm >= 0 && a->comms[v->comm].has_mismatch) v->mismatch_comm = v->comm;
 
   /* every rank seen in several frames moved on: slow, not hung */
-  int slow = v->frames_progress && !v->cycle && v->mismatch_comm < 0;
+  int slow = v->frames_progress && !v->cycle; /* (a mismatch too: ops that moved between frames are in flight) */
   /* progress is per (rank, comm): a stuck comm none of whose members
    * completed more of it between frames is hung, whatever else moved */
   for (uint32_t ci = 0; slow && ci < a->ncomms; ci++)
@@ -621,7 +670,7 @@ int fa_verdict_build(fa_analysis *a)
     }
   }
   for (uint32_t i = 0; i < v->ahead.n; i++)
-    if (fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
+    if (!pair_side(a, v->ahead.v[i]) && fa_ranks_push(&v->root_cause, &cap_r, v->ahead.v[i])) return -1;
   /* ... and the members ahead in every other comm whose other members with
    * a dump are done by their own records (a process that ended, or the comm
    * torn down; not a PyTorch dump, only taken as done): a hang of its own,
@@ -718,11 +767,15 @@ int fa_verdict_build(fa_analysis *a)
         if (gr >= 0 && fa_ranks_push(&v->root_cause, &cap_r, gr)) return -1;
       }
     }
-    /* a configuration split (algorithm or protocol alone) is the culprits' setting, one
-     * host's: the culprits of every comm's such split are root causes together */
-    for (uint32_t ci = 0; config_split(c) && ci < a->ncomms; ci++) {
+    /* every other comm's first divergence with a culprit is a fault of its
+     * own (disjoint groups each with a member that computed its arguments
+     * otherwise: four sequence-parallel groups whose last member splits
+     * unevenly), and a configuration split (algorithm or protocol alone) is
+     * the culprits' setting, one host's: their culprits are root causes too */
+    for (uint32_t ci = 0; ci < a->ncomms; ci++) {
       const fa_comm *o = &a->comms[ci];
-      if ((int32_t)ci == v->mismatch_comm || !config_split(o) || o->mismatch.culprit < 0) continue;
+      if ((int32_t)ci == v->mismatch_comm || !o->has_mismatch || o->mismatch.culprit < 0) continue;
+      if (config_split(c) != config_split(o)) continue;
       const fa_group *g = &o->mismatch.groups[o->mismatch.culprit];
       for (uint32_t i = 0; i < g->n; i++) {
         int32_t gr = fa_global_of(o, o->mismatch.members[g->first + i]);
@@ -734,6 +787,7 @@ int fa_verdict_build(fa_analysis *a)
     for (uint32_t i = 0; i < v->nstragglers; i++)
       if (fa_ranks_push(&v->root_cause, &cap_r, v->stragglers[i].rank)) return -1;
   if (v->comm >= 0 && !v->cycle && hub_instead(a, &cap_r)) return -1;
+  if (!v->cycle) shifted_done(a);
   if (a->conflict_rank >= 0) v->root_cause.n = 0; /* (whose dump is whose is in doubt) */
   /* ranks blocked outside NCCL waiting for another rank (their stacks), beside
    * root causes that are not: they wait, for those */
