@@ -130,6 +130,15 @@ FR_HIDDEN int fr_cuda_passed(fr_slot *s, int which);
  * reference in time, a driver error).  Watchdog thread only. */
 FR_HIDDEN uint64_t fr_cuda_gpu_time(fr_slot *s, int which, uint64_t scan);
 
+/* ---- CUDA graphs (graphs.c) ----------------------------------------------- */
+/* Record `id` in slot s was made on `stream` while it is being captured:
+ * remember its op as the next op of the graph being captured (named by
+ * cuStreamGetCaptureInfo_v2) and give the record that graph's id. */
+FR_HIDDEN void fr_graph_capture(fr_slot *s, uint64_t id, cudaStream_t stream);
+/* A replay's record other than its first (which holds the events): moved
+ * on to its first record's state, start and completion; its state then. */
+FR_HIDDEN uint8_t fr_graph_stamp_follower(fr_slot *s, uint64_t id);
+
 /* ---- global state (recorder.c) ---------------------------------------- */
 typedef struct fr_global {
   _Atomic int enabled;         /* 0: pass everything through */

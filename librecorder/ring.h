@@ -29,6 +29,8 @@ typedef struct fr_slot {
   CUevent ev[2];               /* start, end; created lazily, owned by the slot */
   CUcontext ev_ctx;            /* context the events belong to */
   _Atomic uint8_t ev_armed;    /* bit 0 start recorded, bit 1 end recorded */
+  uint64_t ev_lead;            /* a CUDA graph replay's record: the replay's first record, whose
+                                  events it shares (graphs.c) */
 } fr_slot;
 
 typedef struct fr_ring {

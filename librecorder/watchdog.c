@@ -46,6 +46,7 @@ uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now, uint64_t sca
   uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE), seen = state;
   uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
   if (flags & FRZ_RF_NO_TRACKING) return state;
+  if (FR_UNLIKELY(flags & FRZ_RF_GRAPH_REPLAY) && s->ev_lead != id) return fr_graph_stamp_follower(s, id);
   if (state == FRZ_STATE_ENQUEUED && fr_cuda_passed(s, 0) == 1) {
     uint64_t g = scan ? fr_cuda_gpu_time(s, 0, scan) : 0;
     stamp(s, id, &r->t_start_ns, now, g);

@@ -4,7 +4,7 @@
 ## The simulator: libcuda.so.1 and libnccl.so.2 test doubles (shared libs
 ## with those sonames, never installed).
 noinst_LTLIBRARIES += tests/sim/libcuda.la tests/sim/libnccl.la
-tests_sim_libcuda_la_SOURCES = tests/sim/cuda_sim.c tests/sim/sim.h
+tests_sim_libcuda_la_SOURCES = tests/sim/cuda_sim.c tests/sim/graph_sim.c tests/sim/sim.h
 tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libcuda_la_LIBADD = $(PTHREAD_LIBS)
 tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 1:0:0 -no-undefined
@@ -24,7 +24,7 @@ tests_sim_libsimfault_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/si
 noinst_PROGRAMS += tests/scenario/fr-scenario-job
 tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/scenario.c \
 	tests/scenario/comms.c tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c \
-	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c tests/scenario/model.c \
+	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c tests/scenario/model.c tests/scenario/graph.c \
 	tests/scenario/scenario.h tests/scenario/parse.h tests/scenario/job.h
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
