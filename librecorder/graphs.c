@@ -116,6 +116,7 @@ typedef struct exec_entry {
 static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
 static fr_graph graphs[FR_MAX_GRAPHS];
 static uint32_t ngraphs;
+static uint32_t ncaptured;     /* graph ids handed out */
 static exec_entry execs[FR_MAX_EXECS];
 
 /* ---- the real driver functions ------------------------------------------ */
@@ -152,7 +153,8 @@ static fr_graph *graph_new(CUgraph h) {
   memset(g, 0, sizeof *g);
   g->handle = h;
   g->origin = g;
-  g->id = ++ngraphs;
+  ngraphs++;
+  g->id = ++ncaptured;
   return g;
 }
 
@@ -441,6 +443,7 @@ FR_EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph) {
     c->frozen = 1; /* a clone is not captured into */
     c->origin = o->origin; /* its replays are the captured graph's */
     c->id = o->id;
+    ncaptured--; /* (graph_new handed out an id) */
     o->frozen = 1;
   } else {
     free(ops);

@@ -166,7 +166,7 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/scenario-breakit2.sh tests/e2e/scenario-breakit3.sh tests/e2e/scenario-breakit4.sh \
 	tests/e2e/scenario-breakit5.sh tests/e2e/scenario-breakit6.sh tests/e2e/scenario-breakit7.sh \
 	tests/e2e/scenario-breakit8.sh tests/e2e/scenario-model.sh tests/e2e/report-scale.sh \
-	tests/e2e/torchrun.sh
+	tests/e2e/torchrun.sh tests/e2e/scenario-graphs.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += tests/store-server.py tests/torch-store.py tests/relay-rank.sh tests/torchrun-rank.sh
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under
