@@ -10,7 +10,8 @@
  *             and launches it on the main stream: replay 0.
  *   replay    at every later step the graph's first op launches the
  *             executable on the main stream (no NCCL call); its other ops
- *             do nothing.  Faults of a replay step therefore act at the
+ *             do nothing.  "First" and "last" are among the graph's ops
+ *             this rank runs (its ranks= and comm membership).  Faults of a replay step therefore act at the
  *             first op: stop/skip there keep the rank from launching,
  *             `stall kernel` stops its kernel in that launch; call changes
  *             (count= ...) act at the capture step only.
@@ -66,12 +67,22 @@ static struct job_graph *job_graph_of(struct job *j, const struct sc_op *op)
   return &j->graphs[op->graph - 1];
 }
 
-/* Is op the first (last) body line of its graph? */
+/* Does this rank run op at all (its ranks= and its comm's members)? */
+static int job_graph_runs(const struct job *j, const struct sc_op *op)
+{
+  return sc_set_has(&op->ranks, j->grank) && job_comm_takes_part(j, op);
+}
+
+/* Is op the first (last) op of its graph that this rank runs?  A rank
+ * outside some ops' comms captures, and launches, the others. */
 static int job_graph_edge(const struct job *j, const struct sc_op *op, int last)
 {
-  const struct sc_op *next = last ? op + 1 : op - 1;
-  return last ? op + 1 == j->sc.ops + j->sc.nops || next->graph != op->graph
-              : op == j->sc.ops || next->graph != op->graph;
+  const struct sc_op *end = j->sc.ops + j->sc.nops;
+  for (const struct sc_op *o = last ? op + 1 : op - 1; o >= j->sc.ops && o < end && o->graph == op->graph;
+       o += last ? 1 : -1)
+    if (job_graph_runs(j, o))
+      return 0;
+  return 1;
 }
 
 unsigned job_graph_begin(struct job *j, const struct sc_op *op)
