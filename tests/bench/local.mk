@@ -16,6 +16,7 @@ EXTRA_PROGRAMS = tests/bench/fr-bench tests/bench/fr-bench-dump tests/bench/fr-m
 check_PROGRAMS += tests/bench/fr-synth
 tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
+tests_bench_fr_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_bench_fr_bench_LDFLAGS = $(AM_LDFLAGS) -no-install
 tests_bench_fr_bench_dump_SOURCES = tests/bench/fr-bench-dump.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_dump_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la formats/libfrz.la \
