@@ -25,7 +25,7 @@ extern "C" {
 /* Format version written by this codec.  Readers accept every minor of a
  * major they know and reject a newer major. */
 #define FRZ_VERSION_MAJOR 1
-#define FRZ_VERSION_MINOR 4
+#define FRZ_VERSION_MINOR 5
 
 /* ---- op codes (stable, on disk), generated from nccl_api.def ------------ */
 typedef enum {
@@ -70,8 +70,10 @@ enum {
                                       dump time: never launched (since 1.3) */
   FRZ_RF_ABORTED = 1u << 7,        /* in flight when this process called ncclCommAbort on its comm:
                                       it never completed, whatever its events said after (since 1.3) */
-  FRZ_RF_GPU_TIMED = 1u << 8       /* start and completion are when the GPU passed the op's CUDA
+  FRZ_RF_GPU_TIMED = 1u << 8,      /* start and completion are when the GPU passed the op's CUDA
                                       events (timing events), not when a poll saw it (since 1.3) */
+  FRZ_RF_GRAPH_REPLAY = 1u << 9    /* one op of one launch of a CUDA graph executable: no NCCL call
+                                      was made; graph_id, replay and graph_op say which (since 1.5) */
 };
 
 /* Trigger reasons (process header) */
@@ -204,6 +206,15 @@ typedef struct frz_record {
    * comm, ncclCommInitAll) */
   uint8_t cuda_device;       /* CUDA device of the record's comm; 255 unknown */
   int32_t comm_rank;         /* this process's rank in the record's comm; -1 unknown or no comm */
+  /* since 1.5 (RECORDS version 4, item 136 bytes): CUDA graphs.  A captured
+   * record (GRAPH_CAPTURED) names the graph it went into; a replay record
+   * (GRAPH_REPLAY) the launch it belongs to.  All records of one replay
+   * share the CUDA events recorded around the graph launch: they start and
+   * complete together. */
+  uint64_t replay;           /* GRAPH_REPLAY: launch number of the graph in this process, from 0 */
+  uint32_t graph_id;         /* the graph (this process's, from 1 in capture order); 0 none or unknown */
+  uint16_t graph_op;         /* index of the op in its graph's captured order, from 0 */
+  uint16_t graph_ops;        /* NCCL ops captured in that graph; 0 unknown */
 } frz_record;
 
 /* NCCL's algorithms and protocols (the profiler's strings, coded as NCCL
@@ -538,7 +549,8 @@ size_t frz_dtype_size(unsigned dtype);
 #define FRZ_PROCESS_ITEM_SIZE 352  /* PROCESS section item */
 #define FRZ_COMM_ITEM_SIZE 104     /* COMMS section item */
 #define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item, version 1 (the minimum) */
-#define FRZ_RECORD_ITEM_SIZE_V2 120 /* RECORDS item written since 1.2 (versions 2 and 3) */
+#define FRZ_RECORD_ITEM_SIZE_V2 120 /* RECORDS item of versions 2 and 3 (1.2, 1.3, 1.4) */
+#define FRZ_RECORD_ITEM_SIZE_V4 136 /* RECORDS item written since 1.5 (version 4) */
 #define FRZ_CALLSITE_ITEM_SIZE 160 /* CALLSITES section item (since 1.1) */
 #define FRZ_BACKTRACE_ITEM_SIZE 144 /* BACKTRACES section item (since 1.1) */
 #define FRZ_PROXY_ITEM_SIZE 64     /* PROXY section item (since 1.2) */
@@ -564,9 +576,10 @@ enum {
 
 /* Version of each section's item layout written by this codec (RECORDS:
  * FRZ_RECORDS_VERSION: 2 since 1.2 appended NCCL's fields, 3 since 1.3
- * gives bytes 115..119 to cuda_device and comm_rank). */
+ * gives bytes 115..119 to cuda_device and comm_rank, 4 since 1.5 appends
+ * the CUDA graph fields). */
 #define FRZ_SECTION_VERSION 1
-#define FRZ_RECORDS_VERSION 3
+#define FRZ_RECORDS_VERSION 4
 
 /* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320) of `len` bytes,
  * continuing from `crc` (start with 0).  frz_crc32(0, "123456789", 9) ==

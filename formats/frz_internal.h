@@ -87,8 +87,10 @@ static inline void get_str(char *dst, const uint8_t *p, size_t off, size_t size)
 }
 
 /* The PROCESS item (352 bytes) and the RECORDS item of version 3 (120
- * bytes) of frz.md at p; the ring file holds the same items. */
+ * bytes) or 4 (136 bytes) of frz.md at p; the ring file holds the same
+ * items (version 4 since ring minor 1). */
 void frz_item_process(const uint8_t *p, frz_process *s);
 void frz_item_record(const uint8_t *p, frz_record *r);
+void frz_item_record_v4(const uint8_t *p, frz_record *r);
 
 #endif /* FRZ_INTERNAL_H */

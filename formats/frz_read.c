@@ -104,6 +104,10 @@ static void get_record(const uint8_t *p, frz_record *r)
   r->proto = FRZ_PROTO_UNKNOWN;
   r->cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
   r->comm_rank = -1;
+  r->replay = 0;
+  r->graph_id = 0;
+  r->graph_op = 0;
+  r->graph_ops = 0;
 }
 
 /* The fields RECORDS version 2 appended (1.2), when the item has them. */
@@ -123,6 +127,15 @@ static void get_record_v3(const uint8_t *p, frz_record *r)
   r->comm_rank = (int32_t)get32(p, 116);
 }
 
+/* The CUDA graph fields RECORDS version 4 (1.5) appended. */
+static void get_record_v4(const uint8_t *p, frz_record *r)
+{
+  r->replay = get64(p, 120);
+  r->graph_id = get32(p, 128);
+  r->graph_op = get16(p, 132);
+  r->graph_ops = get16(p, 134);
+}
+
 void frz_item_process(const uint8_t *p, frz_process *s) { get_process(p, s); }
 
 void frz_item_record(const uint8_t *p, frz_record *r)
@@ -130,6 +143,12 @@ void frz_item_record(const uint8_t *p, frz_record *r)
   get_record(p, r);
   get_record_v2(p, r);
   get_record_v3(p, r);
+}
+
+void frz_item_record_v4(const uint8_t *p, frz_record *r)
+{
+  frz_item_record(p, r);
+  get_record_v4(p, r);
 }
 
 static void get_proxy(const uint8_t *p, void *out)
@@ -448,13 +467,13 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
 
 /* Is frz_record laid out in memory as a RECORDS item is on disk (a
  * little-endian host, the fields at the spec's offsets, no padding before
- * the last field)?  Then 120-byte items of version 2 (1.2) and 3 (1.3)
- * decompress straight into the records array; version-1 items (104 bytes)
- * go through get_record. */
+ * the last field)?  Then 136-byte items of version 4 (1.5) decompress
+ * straight into the records array; older items (104 or 120 bytes) go
+ * through get_record. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \
     defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define RECORD_LAYOUT_MATCHES                                                                  \
-  (sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE_V2 && offsetof(frz_record, comm_id) == 8 &&         \
+  (sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE_V4 && offsetof(frz_record, comm_id) == 8 &&         \
    offsetof(frz_record, seq) == 16 && offsetof(frz_record, count) == 24 &&                     \
    offsetof(frz_record, stream) == 32 && offsetof(frz_record, call_site) == 40 &&              \
    offsetof(frz_record, group_id) == 48 && offsetof(frz_record, t_enqueue_ns) == 56 &&         \
@@ -467,7 +486,9 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
    offsetof(frz_record, result) == 100 && offsetof(frz_record, nccl_seq) == 104 &&             \
    offsetof(frz_record, algo) == 112 && offsetof(frz_record, proto) == 113 &&                  \
    offsetof(frz_record, nchannels) == 114 && offsetof(frz_record, cuda_device) == 115 &&       \
-   offsetof(frz_record, comm_rank) == 116)
+   offsetof(frz_record, comm_rank) == 116 && offsetof(frz_record, replay) == 120 &&            \
+   offsetof(frz_record, graph_id) == 128 && offsetof(frz_record, graph_op) == 132 &&          \
+   offsetof(frz_record, graph_ops) == 134)
 #else
 #define RECORD_LAYOUT_MATCHES 0
 #endif
@@ -478,7 +499,7 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
 static int inflate_records_direct(decoder *d, const dec_section *s, frz_dump *out,
                                   frz_status *st)
 {
-  if (!RECORD_LAYOUT_MATCHES || s->version < 2 || s->item_size != sizeof(frz_record) || s->count == 0)
+  if (!RECORD_LAYOUT_MATCHES || s->version < 4 || s->item_size != sizeof(frz_record) || s->count == 0)
     return 1;
   frz_record *recs = malloc((size_t)s->raw);
   if (!recs) {
@@ -491,14 +512,8 @@ static int inflate_records_direct(decoder *d, const dec_section *s, frz_dump *ou
     free(recs);
     return 0;
   }
-  int v3 = s->version >= 3;
-  for (uint64_t i = 0; i < s->count; i++) { /* reserved bytes: ignored, as get_record does */
+  for (uint64_t i = 0; i < s->count; i++) /* reserved bytes: ignored, as get_record does */
     recs[i].reserved0 = 0;
-    if (!v3) { /* bytes 115..119 were reserved before version 3: unknown */
-      recs[i].cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
-      recs[i].comm_rank = -1;
-    }
-  }
   out->records = recs;
   out->nrecords = s->count;
   return 0;
@@ -603,12 +618,15 @@ static frz_status load_items(decoder *d, const dec_section *s, const uint8_t *ra
   out->nrecords = s->count;
   int v2 = s->version >= 2 && s->item_size >= FRZ_RECORD_ITEM_SIZE_V2;
   int v3 = v2 && s->version >= 3;
+  int v4 = v3 && s->version >= 4 && s->item_size >= FRZ_RECORD_ITEM_SIZE_V4;
   for (uint64_t i = 0; i < s->count; i++) {
     get_record(raw + i * s->item_size, &out->records[i]);
     if (v2)
       get_record_v2(raw + i * s->item_size, &out->records[i]);
     if (v3)
       get_record_v3(raw + i * s->item_size, &out->records[i]);
+    if (v4)
+      get_record_v4(raw + i * s->item_size, &out->records[i]);
   }
   return FRZ_OK;
 }

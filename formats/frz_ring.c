@@ -132,7 +132,10 @@ static frz_status read_records(const uint8_t *p, const char *name, frz_dump *out
   uint64_t lo = head > cap ? head - cap : 0;
   out->records = malloc((size_t)(head - lo ? head - lo : 1) * sizeof *out->records);
   if (!out->records) return fail(err, FRZ_E_NOMEM, name, FRZ_NO_OFFSET, "out of memory");
-  uint8_t item[120];
+  /* minor 1 slots hold version-4 items (the CUDA graph fields) */
+  int v4 = get16(p, FRZ_RING_OFF_MINOR) >= 1 && ss >= FRZ_RING_SLOT_MIN_V4;
+  uint8_t item[FRZ_RECORD_ITEM_SIZE_V4];
+  size_t item_len = v4 ? FRZ_RECORD_ITEM_SIZE_V4 : FRZ_RECORD_ITEM_SIZE_V2;
   for (uint64_t id = lo; id < head; id++) {
     size_t off = (size_t)(so + (id & (cap - 1)) * ss);
     uint64_t v1 = live64(p, off);
@@ -143,12 +146,15 @@ static frz_status read_records(const uint8_t *p, const char *name, frz_dump *out
     /* a seqlock read: each word of the slot an acquire load, so the second
      * read of the version cannot pass them (an acquire fence would order the
      * same, but ThreadSanitizer does not model fences) */
-    for (size_t w = 0; w < sizeof item; w += 8) {
+    for (size_t w = 0; w < item_len; w += 8) {
       uint64_t word = __atomic_load_n((const uint64_t *)(const void *)(p + off + 8 + w), __ATOMIC_ACQUIRE);
       memcpy(item + w, &word, 8);
     }
     frz_record *r = &out->records[out->nrecords];
-    frz_item_record(item, r);
+    if (v4)
+      frz_item_record_v4(item, r);
+    else
+      frz_item_record(item, r);
     if (live64(p, off) != v1 || !record_plausible(r, id)) {
       info->skipped++;
       continue;

@@ -138,6 +138,10 @@ static void put_record(uint8_t *p, const frz_record *r)
   put8(p, 114, r->nchannels);
   put8(p, 115, r->cuda_device); /* version 3 */
   put32(p, 116, (uint32_t)r->comm_rank);
+  put64(p, 120, r->replay); /* version 4 */
+  put32(p, 128, r->graph_id);
+  put16(p, 132, r->graph_op);
+  put16(p, 134, r->graph_ops);
 }
 
 static void put_proxy(uint8_t *p, const frz_proxy *x)
@@ -309,8 +313,8 @@ static frz_status check_encode_args(const frz_process *proc, const frz_comm *com
   if (level < 0 || level > MAX_LEVEL)
     return fail(err, FRZ_E_INVALID, NULL, 0,
                 "frz_encode: compression level %d out of range (0..%d)", level, MAX_LEVEL);
-  if (nrecords > FRZ_SECTION_RAW_MAX / FRZ_RECORD_ITEM_SIZE_V2 ||
-      nrecords > (SIZE_MAX / 2) / FRZ_RECORD_ITEM_SIZE_V2)
+  if (nrecords > FRZ_SECTION_RAW_MAX / FRZ_RECORD_ITEM_SIZE_V4 ||
+      nrecords > (SIZE_MAX / 2) / FRZ_RECORD_ITEM_SIZE_V4)
     return fail(err, FRZ_E_INVALID, NULL, 0,
                 "frz_encode: %" PRIu64 " records exceed the section size limit", nrecords);
   return FRZ_OK;
@@ -358,7 +362,7 @@ frz_status frz_encode_ex(const frz_process *proc, const frz_comm *comms, uint32_
   const enc_section all[NSECTIONS_MAX] = {
       {FRZ_SEC_PROCESS, FRZ_SECTION_VERSION, FRZ_PROCESS_ITEM_SIZE, 1, 0, 0, 0, 0},
       {FRZ_SEC_COMMS, FRZ_SECTION_VERSION, FRZ_COMM_ITEM_SIZE, ncomms, 0, 0, 0, 0},
-      {FRZ_SEC_RECORDS, FRZ_RECORDS_VERSION, FRZ_RECORD_ITEM_SIZE_V2, nrecords, 0, 0, 0, 0},
+      {FRZ_SEC_RECORDS, FRZ_RECORDS_VERSION, FRZ_RECORD_ITEM_SIZE_V4, nrecords, 0, 0, 0, 0},
       {FRZ_SEC_CALLSITES, FRZ_SECTION_VERSION, FRZ_CALLSITE_ITEM_SIZE, nsites, 0, 0, 0, 0},
       {FRZ_SEC_BACKTRACES, FRZ_SECTION_VERSION, FRZ_BACKTRACE_ITEM_SIZE, nbts, 0, 0, 0, 0},
       {FRZ_SEC_PROXY, FRZ_SECTION_VERSION, FRZ_PROXY_ITEM_SIZE, nproxy, 0, 0, 0, 0},

@@ -175,6 +175,14 @@ static cJSON *record_obj(jb *j, const frz_record *r, uint64_t ref)
     add(j, o, "proto", str(j, frz_proto_name(r->proto)));
     add(j, o, "nchannels", u64(j, r->nchannels));
   }
+  if (r->graph_id) { /* a CUDA graph's op, captured or replayed (frz 1.5) */
+    add(j, o, "graph_id", u64(j, r->graph_id));
+    add(j, o, "graph_op", u64(j, r->graph_op));
+    if (r->flags & FRZ_RF_GRAPH_REPLAY) {
+      add(j, o, "graph_ops", u64(j, r->graph_ops));
+      add(j, o, "replay", u64(j, r->replay));
+    }
+  }
   return o;
 }
 

@@ -25,7 +25,7 @@ char *fd_sanitize(const char *in, size_t inlen, char *out, size_t outlen);
 /* Names of the flag bits of comms (FRZ_CF_*), records (FRZ_RF_*) and
  * threads (FRZ_TF_*), bit 0 first. */
 #define FD_NCOMM_FLAGS 10
-#define FD_NREC_FLAGS 9
+#define FD_NREC_FLAGS 10
 #define FD_NTHREAD_FLAGS 5
 extern const char *const fd_comm_flag_names[FD_NCOMM_FLAGS];
 extern const char *const fd_rec_flag_names[FD_NREC_FLAGS];

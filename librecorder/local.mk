@@ -6,7 +6,7 @@ librecorder_librecorder_la_SOURCES = \
 	librecorder/identity.h librecorder/identity.c \
 	librecorder/ring.h librecorder/ring.c \
 	librecorder/comms.c librecorder/device.h librecorder/device.c librecorder/cuda_events.c \
-	librecorder/hip_events.c librecorder/wrappers.c \
+	librecorder/hip_events.c librecorder/graphs.c librecorder/wrappers.c \
 	librecorder/lifecycle.c librecorder/derive.c librecorder/teardown.c librecorder/groups.c \
 	librecorder/watchdog.c librecorder/crash.c librecorder/dump.c librecorder/announce.c \
 	librecorder/relay.h librecorder/relay.c librecorder/relay_pmix.c librecorder/relay_store.c librecorder/nccl/fr_pmix.h \
@@ -17,7 +17,7 @@ librecorder_librecorder_la_SOURCES = \
 librecorder_librecorder_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden $(PTHREAD_CFLAGS)
 librecorder_librecorder_la_LIBADD = formats/libfrz.la $(PTHREAD_LIBS) $(RT_LIBS)
 librecorder_librecorder_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \
-	-export-symbols-regex '^nccl'
+	-export-symbols-regex '^(nccl|cuGraph|cuGetProcAddress)'
 
 bin_SCRIPTS += librecorder/fr-record
 CLEANFILES += librecorder/fr-record

@@ -36,7 +36,9 @@ static int p2p_dir(const char *func) {
 /* Is r the next record a Coll (p2p == 0) or P2p event of ctx may describe? */
 static int candidate(const fr_prof_ctx *ctx, const frz_record *r, int p2p, int peer, int dir) {
   uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
-  if (r->comm_id != ctx->comm_id || (flags & (FRZ_RF_PROFILER_SEEN | FRZ_RF_SIMULATED))) return 0;
+  /* a captured call has no Coll event of its own: NCCL emits one at each
+   * launch of the graph, for that replay's record */
+  if (r->comm_id != ctx->comm_id || (flags & (FRZ_RF_PROFILER_SEEN | FRZ_RF_SIMULATED | FRZ_RF_GRAPH_CAPTURED))) return 0;
   if (!p2p) return r->kind == FRZ_KIND_COLL && r->count > 0;
   return r->kind == FRZ_KIND_P2P && r->peer == peer && r->dir == dir;
 }

@@ -115,6 +115,15 @@ FR_HIDDEN init_call fr_init_begin(unsigned op, uint64_t cid, int nranks, int ran
  * PENDING / INIT_FAILED, finish seq 0, bind the profiler context of `slot`. */
 FR_HIDDEN void fr_init_end(init_call *ic, int slot, ncclComm_t *comm, ncclResult_t r, uint64_t t0);
 
+/* ---- CUDA graphs (graphs.c) ----------------------------------------------- */
+/* Record `id` in slot s was made on `stream` while it is being captured:
+ * remember its op as the next op of the graph being captured (named by
+ * cuStreamGetCaptureInfo_v2) and give the record that graph's id. */
+FR_HIDDEN void fr_graph_capture(fr_slot *s, uint64_t id, cudaStream_t stream);
+/* A replay's record other than its first (which holds the events): moved
+ * on to its first record's state, start and completion; its state then. */
+FR_HIDDEN uint8_t fr_graph_stamp_follower(fr_slot *s, uint64_t id);
+
 /* ---- global state (recorder.c) ---------------------------------------- */
 typedef struct fr_global {
   _Atomic int enabled;         /* 0: pass everything through */

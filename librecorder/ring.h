@@ -32,6 +32,8 @@ typedef struct fr_slot {
   _Atomic uint8_t ev_armed;    /* bit 0 start recorded, bit 1 end recorded */
   uint8_t no_coll_event;       /* a collective no profiler Coll event describes: RCCL
                                   runs ncclAllToAll(v) as grouped p2p (fr_rec_begin: 0) */
+  uint64_t ev_lead;            /* a CUDA graph replay's record: the replay's first record, whose
+                                  events it shares (graphs.c) */
 } fr_slot;
 
 typedef struct fr_ring {

@@ -35,10 +35,11 @@
  * spec's offsets: a slot is ver + the RECORDS item; a comm entry is
  * fr_comm; the process block is frz_process. */
 _Static_assert(offsetof(fr_slot, rec) == 8, "slot: record at 8");
-_Static_assert(sizeof(frz_record) == 120, "record item: 120 bytes");
-_Static_assert(offsetof(frz_record, flags) == 96 && offsetof(frz_record, comm_rank) == 116,
+_Static_assert(sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE_V4, "record item: 136 bytes");
+_Static_assert(offsetof(frz_record, flags) == 96 && offsetof(frz_record, comm_rank) == 116 &&
+                   offsetof(frz_record, replay) == 120 && offsetof(frz_record, graph_ops) == 134,
                "record item offsets");
-_Static_assert(sizeof(fr_slot) % 8 == 0 && sizeof(fr_slot) >= FRZ_RING_SLOT_MIN, "slot size");
+_Static_assert(sizeof(fr_slot) % 8 == 0 && sizeof(fr_slot) >= FRZ_RING_SLOT_MIN_V4, "slot size");
 _Static_assert(offsetof(fr_comm, comm_id) == 8 && offsetof(fr_comm, nccl_hash) == 24 &&
                    offsetof(fr_comm, nranks) == 32 && offsetof(fr_comm, cuda_device) == 48 &&
                    offsetof(fr_comm, flags) == 52 && offsetof(fr_comm, next_seq) == 56 &&

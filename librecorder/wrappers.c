@@ -74,6 +74,10 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->algo = FRZ_ALGO_UNKNOWN;
   r->proto = FRZ_PROTO_UNKNOWN;
   r->nchannels = 0;
+  r->replay = 0;
+  r->graph_id = 0;
+  r->graph_op = 0;
+  r->graph_ops = 0;
   __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | flags0 | (grouped ? FRZ_RF_IN_GROUP | FRZ_RF_GROUP_OPEN : 0u),
                    __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
@@ -104,10 +108,10 @@ void fr_track_before(fr_slot *s, uint64_t id, cudaStream_t stream) {
     flag(s, FRZ_RF_NO_TRACKING);
   } else if (d->capturing(stream)) {
     flag(s, FRZ_RF_GRAPH_CAPTURED | FRZ_RF_NO_TRACKING);
+    fr_graph_capture(s, id, stream);
   } else if (d->mark(s, 0, stream) != 0) {
     flag(s, FRZ_RF_NO_TRACKING);
   }
-  (void)id;
 }
 
 void fr_track_after(fr_slot *s, uint64_t id, cudaStream_t stream, ncclResult_t r) {

@@ -4,7 +4,7 @@
 ## The simulator: libcuda.so.1 and libnccl.so.2 test doubles (shared libs
 ## with those sonames, never installed).
 noinst_LTLIBRARIES += tests/sim/libcuda.la tests/sim/libnccl.la
-tests_sim_libcuda_la_SOURCES = tests/sim/cuda_sim.c tests/sim/sim.h
+tests_sim_libcuda_la_SOURCES = tests/sim/cuda_sim.c tests/sim/graph_sim.c tests/sim/sim.h
 tests_sim_libcuda_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libcuda_la_LIBADD = $(PTHREAD_LIBS)
 tests_sim_libcuda_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 1:0:0 -no-undefined
@@ -19,7 +19,7 @@ tests_sim_libnccl_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -v
 ## exported) and the simulated NCCL built again on it as librccl.so.1, with
 ## RCCL's own entry points (rccl_sim.c).
 noinst_LTLIBRARIES += tests/sim/libamdhip64.la tests/sim/librccl.la
-tests_sim_libamdhip64_la_SOURCES = tests/sim/hip_sim.c tests/sim/cuda_sim.c tests/sim/sim.h
+tests_sim_libamdhip64_la_SOURCES = tests/sim/hip_sim.c tests/sim/cuda_sim.c tests/sim/graph_sim.c tests/sim/sim.h
 tests_sim_libamdhip64_la_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_sim_libamdhip64_la_LIBADD = $(PTHREAD_LIBS)
 tests_sim_libamdhip64_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/sim -version-info 6:0:0 -no-undefined \
@@ -37,10 +37,11 @@ tests_sim_libsimfault_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir)/tests/si
 
 ## The scenario job: a small training loop driven by a scenario file.
 noinst_PROGRAMS += tests/scenario/fr-scenario-job
-tests_scenario_fr_scenario_job_SOURCES = tests/scenario/job.c tests/scenario/scenario.c \
+fr_scenario_job_common = tests/scenario/job.c tests/scenario/scenario.c \
 	tests/scenario/comms.c tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c \
 	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c tests/scenario/model.c \
 	tests/scenario/scenario.h tests/scenario/parse.h tests/scenario/job.h
+tests_scenario_fr_scenario_job_SOURCES = $(fr_scenario_job_common) tests/scenario/graph.c
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)
 tests_scenario_fr_scenario_job_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_scenario_fr_scenario_job_LDADD = tests/sim/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
@@ -48,7 +49,8 @@ tests_scenario_fr_scenario_job_LDFLAGS = $(AM_LDFLAGS) -no-install -export-dynam
 
 ## The same job on the RCCL/HIP flavour (job_hip.h maps its CUDA calls).
 noinst_PROGRAMS += tests/scenario/fr-scenario-job-hip
-tests_scenario_fr_scenario_job_hip_SOURCES = $(tests_scenario_fr_scenario_job_SOURCES) tests/scenario/job_hip.h
+tests_scenario_fr_scenario_job_hip_SOURCES = $(fr_scenario_job_common) tests/scenario/graph_none.c \
+	tests/scenario/job_hip.h
 tests_scenario_fr_scenario_job_hip_CFLAGS = $(tests_scenario_fr_scenario_job_CFLAGS)
 tests_scenario_fr_scenario_job_hip_CPPFLAGS = $(tests_scenario_fr_scenario_job_CPPFLAGS) \
 	-include $(top_srcdir)/tests/scenario/job_hip.h
@@ -210,7 +212,7 @@ E2E_TESTS = tests/e2e/scenario-c1.sh tests/e2e/scenario-c2.sh tests/e2e/scenario
 	tests/e2e/scenario-breakit2.sh tests/e2e/scenario-breakit3.sh tests/e2e/scenario-breakit4.sh \
 	tests/e2e/scenario-breakit5.sh tests/e2e/scenario-breakit6.sh tests/e2e/scenario-breakit7.sh \
 	tests/e2e/scenario-breakit8.sh tests/e2e/scenario-breakit9.sh tests/e2e/scenario-model.sh tests/e2e/report-scale.sh \
-	tests/e2e/torchrun.sh tests/e2e/scenario-rocm.sh
+	tests/e2e/torchrun.sh tests/e2e/scenario-rocm.sh tests/e2e/scenario-graphs.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += tests/store-server.py tests/torch-store.py tests/relay-rank.sh tests/torchrun-rank.sh
 # Thread stacks in the dumps: a rank blocked in read(2); the collection under

@@ -109,6 +109,12 @@ static cJSON *stuck_obj(jctx *j, const fa_comm *c, int with_comm)
     add(j, o, "redop", r->redop == 255 ? chk(j, cJSON_CreateNull()) : str(j, frz_redop_name(r->redop)));
     add(j, o, "root", opt(j, fa_global_of(c, r->peer)));
   }
+  if (r && (r->flags & FRZ_RF_GRAPH_REPLAY) && r->graph_id) { /* one launch of a CUDA graph (frz 1.5) */
+    cJSON *g = chk(j, cJSON_CreateObject());
+    add(j, g, "id", num(j, (double)r->graph_id));
+    add(j, g, "replay", num(j, (double)r->replay));
+    add(j, o, "graph", g);
+  }
   add(j, o, "waiting_ranks", state_ranks(j, c, FA_MEMBER_WAITING));
   fa_ranks m;
   if (fa_comm_missing(c, &m)) {

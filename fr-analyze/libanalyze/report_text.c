@@ -368,6 +368,8 @@ static int verdict_text(FILE *o, const fa_analysis *a, const fa_text_opts *opt)
     op_at(o, a, c, c->stuck_seq);
     fprintf(o, " on comm %s", fa_hex(c->id, hex));
     const frz_record *r = fa_comm_record(a, c, c->stuck_seq);
+    if (r && (r->flags & FRZ_RF_GRAPH_REPLAY) && r->graph_id) /* one launch of a CUDA graph */
+      fprintf(o, "\n                  replay %llu of graph %u", (unsigned long long)r->replay, (unsigned)r->graph_id);
     fa_ranks w, m, bh = {NULL, 0}; /* (bh: members behind other ops of their stream) */
     if (fa_comm_ranks(c, FA_MEMBER_WAITING, &w)) return -1;
     if (fa_comm_missing(c, &m)) {

@@ -346,7 +346,16 @@ static int say_hang(const fa_analysis *a, sbuf *b)
         sb_printf(b, "%s enqueued %s on comm %s behind an unfinished op of %s own stream, where it never "
                   "started", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex,
                   v->lagging.n == 1 ? "its" : "their");
-      else
+      else if (replay_of(a, c, c->stuck_seq)) { /* no NCCL call at a replay: the launch never came */
+        const frz_record *rr = replay_of(a, c, c->stuck_seq);
+        char base[96];
+        snprintf(base, sizeof base, "%s", op);
+        char *paren = strstr(base, " (replay ");
+        if (paren) *paren = '\0';
+        sb_printf(b, "%s never launched replay %llu of graph %u: %s on comm %s",
+                  ranks_phrase(&v->lagging, p1, sizeof p1), (unsigned long long)rr->replay, (unsigned)rr->graph_id,
+                  base, hex);
+      } else
         sb_printf(b, "%s never entered %s on comm %s", ranks_phrase(&v->lagging, p1, sizeof p1), op, hex);
       if (split_queued(a, c, &w, &o)) goto out;
       if (w.n) sb_printf(b, "; %s %s in it", ranks_phrase(&w, p2, sizeof p2), wait_verb(&w));

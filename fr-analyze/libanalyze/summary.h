@@ -42,6 +42,7 @@ const char *wait_verb(const fa_ranks *r);
 const char *torn_where(const fa_comm *c, const fa_ranks *o);
 /* "AllReduce seq 37" for comm c into buf, or "collective seq 37" when unknown. */
 const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf, size_t len);
+const frz_record *replay_of(const fa_analysis *a, const fa_comm *c, uint64_t seq);
 
 /* NCCL's name of an ncclResult_t value (nccl.h: 0 ncclSuccess .. 7
  * ncclInProgress); "error N" for others. */

@@ -153,16 +153,30 @@ const char *torn_where(const fa_comm *c, const fa_ranks *o)
   return !before ? "at" : at ? "at or before" : "before";
 }
 
-/* "AllReduce seq 37" for comm c, or "collective seq 37" when unknown. */
+/* "AllReduce seq 37" for comm c, or "collective seq 37" when unknown;
+ * "AllReduce seq 37 (replay 12 of graph 1)" when the ranks' records of it
+ * are one launch of a CUDA graph (frz 1.5). */
 const char *op_phrase(const fa_analysis *a, const fa_comm *c, uint64_t seq, char *buf,
                              size_t len)
 {
   const frz_dump *d;
   const frz_record *r = fa_comm_record_in(a, c, seq, &d);
   char nm[FRZ_PT_NAME_MAX];
-  snprintf(buf, len, "%s seq %llu", r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "collective",
-           (unsigned long long)seq);
+  int n = snprintf(buf, len, "%s seq %llu", r ? fa_sanitize(fa_record_op_name(d, r), nm, sizeof nm) : "collective",
+                   (unsigned long long)seq);
+  if (r && (r->flags & FRZ_RF_GRAPH_REPLAY) && r->graph_id && n > 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, " (replay %llu of graph %u)", (unsigned long long)r->replay,
+             (unsigned)r->graph_id);
   return buf;
+}
+
+/* The replay comm c's op `seq` is, when the ranks' records of it are one
+ * launch of a CUDA graph: its record, else NULL. */
+const frz_record *replay_of(const fa_analysis *a, const fa_comm *c, uint64_t seq)
+{
+  const frz_dump *d;
+  const frz_record *r = fa_comm_record_in(a, c, seq, &d);
+  return r && (r->flags & FRZ_RF_GRAPH_REPLAY) && r->graph_id ? r : NULL;
 }
 
 const char *nccl_result_phrase(int32_t r, char *buf, size_t len)

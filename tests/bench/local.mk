@@ -16,6 +16,7 @@ EXTRA_PROGRAMS = tests/bench/fr-bench tests/bench/fr-bench-hip tests/bench/fr-be
 check_PROGRAMS += tests/bench/fr-synth
 tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h
 tests_bench_fr_bench_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
+tests_bench_fr_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_bench_fr_bench_LDFLAGS = $(AM_LDFLAGS) -no-install
 # the same calls on the HIP path: streams of the simulator's HIP stand-in
 # (tests/scenario/job_hip.h maps the CUDA calls), so the recorder tracks

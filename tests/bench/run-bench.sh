@@ -17,6 +17,14 @@
 #     librecorder.so built from another commit) the tracking-off calls go
 #     through it and through this build, one after the other, and the ratio
 #     of their added costs is printed (the A/B of issue #18).
+#  1a. A CUDA graph launch: tests/bench/fr-bench graph captures N
+#     ncclAllReduce calls (N = 1, 8) into one graph and times cuGraphLaunch
+#     of it (the recorder's wrapper when preloaded: N records and one pair
+#     of events per launch) against the driver's own cuGraphLaunch in the
+#     same process, alternating; the driver is the simulator's, whose launch
+#     of a graph of this NCCL's (empty) work costs nanoseconds, so the
+#     difference is the recorder's.  Tracking on (capture is followed only
+#     then).
 #  1b. The ring file's cost: the same tracking-off AllReduce calls with the
 #     ring in a ring file (FR_RING_DIR, a shared file mapping) and in private
 #     memory (FR_RING_DIR=none), FR_BENCH_RING_ROUNDS runs of each,
@@ -92,6 +100,14 @@ res[hip.on]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=1 preloaded "$bench/f
 [ "$(field recorder "${res[hip.on]}")" = 1 ] || fail "the recorder was not interposed (HIP)"
 
 res[clock]=$("$bench/fr-bench" clock "$iters" "$reps") || fail "fr-bench clock"
+
+echo "run-bench: graph launches ($reps x $track_iters launches, 1 and 8 captured ops) ..." >&2
+for n in 1 8; do
+  res[graph$n.none]=$(env -u LD_PRELOAD "$bench/fr-bench" graph $n "$track_iters" "$reps") || fail "fr-bench graph $n"
+  res[graph$n.on]=$(FR_DUMP_DIR="$out/dumps" FR_TRACK_COMPLETION=1 preloaded "$bench/fr-bench" graph $n \
+    "$track_iters" "$reps") || fail "fr-bench graph $n (recorder)"
+  [ "$(field recorder "${res[graph$n.on]}")" = 1 ] || fail "the recorder was not interposed (graph $n)"
+done
 
 # 1b: ring file against private memory, alternating; the added cost of each
 # run (wrapped - direct medians), then the median over the runs
@@ -176,6 +192,12 @@ hm=$(sub "$(field wrapped_med "${res[hip.on]}")" "$(field direct_med "${res[hip.
 row "ncclAllReduce, added, tracking on, HIP events (ns)" "$hm" \
   "$(sub "$(field wrapped_min "${res[hip.on]}")" "$(field direct_min "${res[hip.on]}")")" "-"
 row "ncclAllReduce, added, tracking on, HIP / CUDA path" "$(awk -v a="$hm" -v b="$cm" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')" "" "-"
+for n in 1 8; do
+  g=${res[graph$n.none]} o=${res[graph$n.on]}
+  row "cuGraphLaunch, $n captured op(s), no recorder (ns/launch)" "$(field wrapped_med "$g")" "$(field wrapped_min "$g")" "-"
+  row "cuGraphLaunch, $n captured op(s), added, tracking on (ns)" \
+    "$(sub "$(field wrapped_med "$o")" "$(field direct_med "$o")")" "$(sub "$(field wrapped_min "$o")" "$(field direct_min "$o")")" "-"
+done
 row "clock_gettime(CLOCK_MONOTONIC), one read (ns)" "$(field med "${res[clock]}")" "$(field min "${res[clock]}")" "-"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 f=${res[AllReduce.off]}
@@ -219,5 +241,6 @@ echo "ring file A/B: $ring_rounds runs of each, alternating; added cost per run 
 {
   for op in AllReduce Send; do printf '%s\n' "${res[$op.none]}" "${res[$op.off]}" "${res[$op.on]}" "${res[$op.on0]}"; done
   printf '%s\n' "${res[hip.on]}"
+  printf '%s\n' "${res[graph1.none]}" "${res[graph1.on]}" "${res[graph8.none]}" "${res[graph8.on]}"
   printf '%s\n' "${res[clock]}" "${res[bt]}" "$dumps" "$rss_none" "$rss_off" "$rss_on"
 } >"$out/results.txt"

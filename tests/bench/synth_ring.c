@@ -28,7 +28,7 @@
 
 /* The records and process header are stored as their C structures, which
  * are the format's items on a little-endian host (as the recorder does). */
-_Static_assert(sizeof(frz_record) == 120, "record item: 120 bytes");
+_Static_assert(sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE_V4, "record item: 136 bytes");
 _Static_assert(sizeof(frz_process) == FRZ_RING_PROCESS_SIZE, "process item: 352 bytes");
 
 #define COMM_CAP 4096u

@@ -421,7 +421,9 @@ static void job_run_devices(struct job *j, int step, int idx, const struct sc_fa
     job_resolve(j, op, fs, nf, d, &call);
     job_knobs(j, op, d, fs, nf, 0);
     unsigned how = job_call_begin(j, op, d, fs, nf);
-    if (op->kind == SC_ALLTOALLV)
+    if (how & JOB_HOW_NO_CALL)
+      ; /* a replay of its graph: launched at its first op */
+    else if (op->kind == SC_ALLTOALLV)
       job_alltoallv(j, idx, d, op, fs, nf);
     else
       job_call_nccl(j, idx, d, op, &call);
@@ -662,6 +664,7 @@ static int job_has_extra(const struct job *j)
 static void job_teardown(struct job *j)
 {
   job_wait_streams(j, "the end of the run");
+  job_graphs_free(j);
   job_comms_teardown(j);
   for (int i = 0; j->launches && i < JOB_LAUNCHES; i++) {
     for (int d = 0; d < j->nstreams; d++)

@@ -43,6 +43,7 @@ struct job {
   int abandon;                  /* then=stay fired: the rest of this step is skipped */
   CUstream capture;             /* the side stream of `capture` faults (made at first use) */
   CUstream cur_stream;          /* while an op is captured: its stream */
+  struct job_graph *graphs;     /* per graph=NAME of the body (graph.c), made at first use */
 };
 
 /* At most this many launches not known complete are named by the
@@ -125,6 +126,16 @@ void job_call_end(struct job *j, const struct sc_op *op, unsigned how);
 /* An alltoallv: one group of sends and receives with the counts of
  * op->counts (or a splits= fault's), zero counts not posted. */
 void job_alltoallv(struct job *j, int idx, int dev, const struct sc_op *op, const struct sc_fault *const *fs, int nf);
+
+/* graph.c: ops of graph=NAME.  Before the call: a capture begun (or going
+ * on) on the graph's stream, or, once captured, JOB_HOW_NO_CALL (and the
+ * first op launches it); after it, job_graph_end ends the capture at the
+ * graph's last op, instantiates and launches it, or launches it. */
+#define JOB_HOW_NO_CALL 16
+unsigned job_graph_begin(struct job *j, const struct sc_op *op);
+void job_graph_end(struct job *j, const struct sc_op *op, unsigned how);
+/* The executables and capture streams, at the end of the run. */
+void job_graphs_free(struct job *j);
 
 /* lifecycle.c */
 /* Creates every comm that is not late, in file order. */

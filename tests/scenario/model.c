@@ -80,11 +80,12 @@ unsigned job_call_begin(struct job *j, const struct sc_op *op, int dev, const st
     j->cur_stream = j->capture;
     how |= JOB_HOW_CAPTURE;
   }
-  return how;
+  return how | job_graph_begin(j, op);
 }
 
 void job_call_end(struct job *j, const struct sc_op *op, unsigned how)
 {
+  job_graph_end(j, op, how);
   if (!(how & JOB_HOW_CAPTURE))
     return;
   CUgraph graph;

@@ -168,6 +168,29 @@ static int sc_site(struct sc_ctx *c, const char *name, int *out)
   return 0;
 }
 
+/* graph=NAME: the number of its graph (1.., in order of first use); its
+ * ops must be one run of body lines. */
+static int sc_graph(struct sc_ctx *c, const char *name, int *out)
+{
+  struct scenario *sc = c->sc;
+  if (!sc_name_ok(name))
+    return sc_error(c, "bad graph name '%s'", name);
+  int g = 0;
+  for (int i = 0; i < sc->ngraphs && !g; i++)
+    if (!strcmp(sc->graphs[i], name))
+      g = i + 1;
+  if (g && (sc->nops == 0 || sc->ops[sc->nops - 1].graph != g))
+    return sc_error(c, "graph=%s: its ops must be consecutive body lines (a graph is captured in one go)", name);
+  if (!g && sc->ngraphs == SC_MAX_GRAPHS)
+    return sc_error(c, "graph=%s: more than %d graphs", name, SC_MAX_GRAPHS);
+  if (!g) {
+    strcpy(sc->graphs[sc->ngraphs++], name);
+    g = sc->ngraphs;
+  }
+  *out = g;
+  return 0;
+}
+
 /* create|destroy|finalize|abort NAME: the comm must exist, and be late
  * for create. */
 static int sc_check_life(struct sc_ctx *c, const struct sc_op *op, int has_comm)
@@ -278,6 +301,11 @@ static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
     } else if (sc_kind_has_algo(kind) && (!strcmp(k, "algo") || !strcmp(k, "proto"))) {
       if (sc_algo_copy(c, k, v, k[0] == 'a' ? op.algo : op.proto) != 0)
         return -1;
+    } else if (nccl && kind != SC_ALLTOALLV && !strcmp(k, "graph")) {
+      if (c->group_depth > 0)
+        return sc_error(c, "graph=%s: not inside 'group begin' .. 'group end'", v);
+      if (sc_graph(c, v, &op.graph) != 0)
+        return -1;
     } else {
       return sc_error(c, "'%s' does not apply to %s", k, sc_kind_name(kind));
     }
@@ -288,6 +316,8 @@ static int sc_parse_op(struct sc_ctx *c, enum sc_kind kind, char **tok, int n)
     return sc_error(c, "alltoallv needs counts=EXPR (elements comm rank 'rank' sends to 'peer')");
   if (life && sc_check_life(c, &op, has_comm) != 0)
     return -1;
+  if (op.graph && sc->comms[op.comm].how == SC_COMM_INITALL)
+    return sc_error(c, "graph=: an initall comm's op runs on every device's stream; not modelled");
   *(struct sc_op *)sc_push(&sc->ops, &sc->nops, sizeof op) = op;
   return 0;
 }
@@ -613,6 +643,9 @@ static int sc_resolve_faults(struct sc_ctx *c)
                       sc_kind_name(op->kind));
     if ((f->actions & SC_F_COLL) && (op->kind == SC_ALLTOALLV || f->coll == SC_ALLTOALLV))
       return sc_error(c, "coll= does not go with alltoallv (a group of its own)");
+    if ((f->actions & (SC_F_CAPTURE | SC_F_NO_GROUP_END | SC_F_NO_RETURN)) && op->graph)
+      return sc_error(c, "capture, no-group-end and no-return do not apply to an op of graph=%s",
+                      sc->graphs[op->graph - 1]);
     if ((f->actions & SC_F_CAPTURE) && sc->comms[op->comm].how == SC_COMM_INITALL)
       return sc_error(c, "capture: an initall comm's op runs on every device's stream; not modelled");
     if ((f->actions & SC_F_ASYNC_ERROR) && !sc_kind_is_nccl(op->kind))

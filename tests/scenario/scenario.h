@@ -24,6 +24,7 @@
 #define SC_NAME_MAX 32
 #define SC_MAX_SITES 8          /* site=NAME: job_site_1 .. job_site_8 */
 #define SC_MAX_DEVICES 64       /* comm NAME initall devices=N */
+#define SC_MAX_GRAPHS 8         /* graph=NAME: CUDA graphs of the body */
 
 /* What a body line does. */
 enum sc_kind {
@@ -90,6 +91,7 @@ struct sc_op {
   char counts[SC_EXPR_MAX];     /* alltoallv: elements comm rank `rank` sends to `peer` */
   char algo[SC_NAME_MAX];       /* algo=NAME, proto=NAME of a collective; "" NCCL's choice */
   char proto[SC_NAME_MAX];
+  int graph;                    /* graph=NAME: 1..SC_MAX_GRAPHS (the body's graphs); 0 eager */
 };
 
 /* Fault actions */
@@ -177,6 +179,8 @@ struct scenario {
   int nsites;                   /* site names, in order of first appearance */
   char sites[SC_MAX_SITES][SC_NAME_MAX];
   int max_devices;              /* most devices of an initall comm (1: none) */
+  int ngraphs;                  /* graph names, in order of first appearance */
+  char graphs[SC_MAX_GRAPHS][SC_NAME_MAX];
 };
 
 /* Parses a file; on error prints "FILE:LINE: message" and returns -1. */

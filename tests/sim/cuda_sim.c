@@ -63,11 +63,6 @@ struct CUctx_st {
   int unused;
 };
 
-/* A graph captured from a stream: its tasks, in order, never run. */
-struct CUgraph_st {
-  struct sim_task *head, *tail;
-};
-
 static pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct CUstream_st *g_streams;
 static struct CUstream_st *g_default_stream;
@@ -206,6 +201,12 @@ static struct CUstream_st *sim_resolve(CUstream stream)
 
 CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg)
 {
+  return sim_stream_enqueue_node(stream, fn, arg, NULL, NULL);
+}
+
+CUresult sim_stream_enqueue_node(CUstream stream, sim_task_fn fn, void *arg, sim_launch_fn launch,
+                                 sim_release_fn release)
+{
   struct CUstream_st *s = sim_resolve(stream);
   if (!s || !fn)
     return CUDA_ERROR_INVALID_VALUE;
@@ -222,13 +223,10 @@ CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg)
     return CUDA_ERROR_INVALID_HANDLE;
   }
   if (s->graph) {               /* captured: recorded into the graph, not run */
-    if (s->graph->tail)
-      s->graph->tail->next = t;
-    else
-      s->graph->head = t;
-    s->graph->tail = t;
+    int rc = sim_graph_add(s->graph, fn, arg, launch, release);
     pthread_mutex_unlock(&s->mu);
-    return CUDA_SUCCESS;
+    free(t);
+    return rc == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
   }
   if (!s->has_worker) {
     pthread_t tid;
@@ -331,6 +329,30 @@ CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureSta
   return CUDA_SUCCESS;
 }
 
+CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                   unsigned long long *id_out, CUgraph *graph_out,
+                                   const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+{
+  if (!captureStatus_out)
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUgraph_st *g = NULL;
+  if (hStream) {
+    pthread_mutex_lock(&hStream->mu);
+    g = hStream->graph;
+    pthread_mutex_unlock(&hStream->mu);
+  }
+  *captureStatus_out = g ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  if (id_out)
+    *id_out = (unsigned long long)(uintptr_t)g; /* one capture, one graph */
+  if (graph_out)
+    *graph_out = g;
+  if (dependencies_out)
+    *dependencies_out = NULL;
+  if (numDependencies_out)
+    *numDependencies_out = 0;
+  return CUDA_SUCCESS;
+}
+
 int sim_stream_graph_capturing(CUstream stream)
 {
   if (!stream)
@@ -347,7 +369,7 @@ CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     return CUDA_ERROR_INVALID_VALUE;
   if (!hStream || hStream == g_default_stream)
     return CUDA_ERROR_INVALID_HANDLE;
-  struct CUgraph_st *g = calloc(1, sizeof *g);
+  struct CUgraph_st *g = sim_graph_new();
   if (!g)
     return CUDA_ERROR_NOT_SUPPORTED;
   pthread_mutex_lock(&hStream->mu);
@@ -356,7 +378,7 @@ CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     hStream->graph = g;
   pthread_mutex_unlock(&hStream->mu);
   if (busy)
-    free(g);
+    cuGraphDestroy(g);
   return busy ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; /* already capturing */
 }
 
@@ -371,18 +393,6 @@ CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
   if (!g)
     return CUDA_ERROR_INVALID_VALUE; /* not capturing */
   *phGraph = g;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuGraphDestroy(CUgraph hGraph)
-{
-  if (!hGraph)
-    return CUDA_ERROR_INVALID_VALUE;
-  for (struct sim_task *t = hGraph->head, *n; t; t = n) {
-    n = t->next;
-    free(t);
-  }
-  free(hGraph);
   return CUDA_SUCCESS;
 }
 

@@ -52,8 +52,35 @@ static ncclResult_t sim_check_comm(ncclComm_t comm)
   return ncclSuccess;
 }
 
+/* One launch of a batch captured into a CUDA graph (graph_sim.c calls it
+ * at each cuGraphLaunch): a copy that runs and frees itself, with the
+ * knobs its comms have now (a kernel or link stalled from this launch on)
+ * and, as NCCL does for a graph's persistent plan at each launch
+ * (hostStreamPlanTask), its Coll / P2p profiler events; the comms' pending
+ * counts cover it until the worker is done. */
+static void *sim_batch_relaunch(void *arg)
+{
+  const struct sim_batch *g = arg;
+  struct sim_batch *b = malloc(sizeof *b + (size_t)g->nops * sizeof g->ops[0]);
+  if (!b)
+    return NULL;
+  b->nops = g->nops;
+  for (int i = 0; i < g->nops; i++) {
+    struct sim_op *op = &b->ops[i];
+    *op = g->ops[i];
+    op->stall_peer = op->comm->stall_peer;
+    op->stall_channel = op->comm->stall_channel;
+    op->stall_kernel = op->comm->stall_kernel;
+    op->prof = NULL;
+    sim_prof_task_start(op);
+    atomic_fetch_add(&op->comm->pending, 1);
+  }
+  return b;
+}
+
 /* Queues a batch on a stream; the comms' pending counts cover it until the
- * worker is done. */
+ * worker is done.  On a capturing stream it goes into the graph, to run at
+ * each launch. */
 static ncclResult_t sim_launch(struct sim_op *ops, int nops, cudaStream_t stream)
 {
   struct sim_batch *b = malloc(sizeof *b + (size_t)nops * sizeof *ops);
@@ -61,11 +88,8 @@ static ncclResult_t sim_launch(struct sim_op *ops, int nops, cudaStream_t stream
     return sim_error(ncclSystemError, "out of memory");
   b->nops = nops;
   if (sim_stream_graph_capturing(stream)) {
-    /* captured into a CUDA graph: NCCL's task and proxy events come from
-     * a host function of the graph (hostStreamPlanTask), so at each graph
-     * launch; the simulator never launches one: nothing runs or waits */
     memcpy(b->ops, ops, (size_t)nops * sizeof *ops);
-    CUresult cr = sim_stream_enqueue(stream, sim_batch_run, b);
+    CUresult cr = sim_stream_enqueue_node(stream, sim_batch_run, b, sim_batch_relaunch, free);
     if (cr != CUDA_SUCCESS)
       free(b);
     return cr == CUDA_SUCCESS ? ncclSuccess

@@ -31,26 +31,58 @@ CUresult sim_stream_enqueue(CUstream stream, sim_task_fn fn, void *arg);
  * on `stream` (on != 0) or none.  Nothing else changes: work still runs. */
 CUresult sim_stream_set_capturing(CUstream stream, int on);
 
-/* Stream capture into a CUDA graph (the driver's calls of these names; not
- * in fr_cuda.h, which lists what the recorder itself calls).  Between
- * cuStreamBeginCapture_v2 and cuStreamEndCapture the work enqueued on the
- * stream is recorded into the graph instead of running, and
- * cuStreamIsCapturing says CU_STREAM_CAPTURE_STATUS_ACTIVE; the graph runs
- * only if launched, which the simulator does not model (cuGraphLaunch is
- * absent): a captured op never runs.  cuGraphDestroy drops the recorded
- * work without running it (its arguments are not freed).  The legacy NULL
- * stream cannot be captured (CUDA_ERROR_INVALID_HANDLE, as CUDA's
+/* Stream capture into a CUDA graph, and graphs (the driver's calls of these
+ * names; not in fr_cuda.h, which lists what the recorder itself calls;
+ * graph_sim.c).  Between cuStreamBeginCapture_v2 and cuStreamEndCapture the
+ * work enqueued on the stream is recorded into the graph instead of
+ * running, and cuStreamIsCapturing says CU_STREAM_CAPTURE_STATUS_ACTIVE
+ * (cuStreamGetCaptureInfo_v2 also names the graph).  An executable made
+ * with cuGraphInstantiateWithFlags runs again, at each cuGraphLaunch, what
+ * was queued with sim_stream_enqueue_node (other captured work is kept but
+ * never run).  cuGraphClone shares the nodes; cuGraphExecUpdate_v2 gives
+ * an executable the nodes of a graph with as many nodes.  cuGraphDestroy
+ * releases the graph's share of its nodes.  The legacy NULL stream cannot
+ * be captured (CUDA_ERROR_INVALID_HANDLE, as CUDA's
  * cudaErrorStreamCaptureUnsupported for it). */
 typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
 typedef enum { CU_STREAM_CAPTURE_MODE_GLOBAL = 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
                CU_STREAM_CAPTURE_MODE_RELAXED = 2 } CUstreamCaptureMode;
 CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
 CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
+CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                   unsigned long long *id_out, CUgraph *graph_out,
+                                   const CUgraphNode **dependencies_out, size_t *numDependencies_out);
 CUresult cuGraphDestroy(CUgraph hGraph);
+CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags);
+CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, void *resultInfo);
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
+/* The driver's entry points by base name (symbolStatus: 0 found, 1 not);
+ * the CUDA runtime, linked statically, asks for them this way. */
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags,
+                             int *symbolStatus);
 /* Whether work enqueued on `stream` now goes into a graph (between
  * cuStreamBeginCapture_v2 and cuStreamEndCapture; not under the knob
  * sim_stream_set_capturing): 1 yes, 0 no. */
 int sim_stream_graph_capturing(CUstream stream);
+
+/* Work a graph runs again at each launch: `launch` is called on the
+ * launching host thread and returns the argument of that launch's fn (NULL:
+ * the launch fails); `release` frees `arg` when the last graph or
+ * executable holding it goes.  Outside a capture, fn(arg) is queued as by
+ * sim_stream_enqueue (launch and release unused). */
+typedef void *(*sim_launch_fn)(void *arg);
+typedef void (*sim_release_fn)(void *arg);
+CUresult sim_stream_enqueue_node(CUstream stream, sim_task_fn fn, void *arg, sim_launch_fn launch,
+                                 sim_release_fn release);
+/* graph_sim.c, for cuda_sim.c: a new empty graph; a node appended (0, or
+ * -1 when memory is short). */
+struct CUgraph_st *sim_graph_new(void);
+int sim_graph_add(struct CUgraph_st *g, sim_task_fn fn, void *arg, sim_launch_fn launch,
+                  sim_release_fn release);
 
 /* Test knob exported by the simulator's libnccl.so.2 (declared here for
  * tests): what ncclCommGetAsyncError reports for `comm` from now on; while

@@ -118,6 +118,10 @@ static void fill_record(frz_record *r, uint64_t id)
   r->nchannels = (uint8_t)rnd();
   r->cuda_device = (uint8_t)(rnd() | 1); /* never 0: version-2 padding tests need non-zero bytes */
   r->comm_rank = (int32_t)(rnd() | 1);
+  r->replay = rnd() | 1; /* never 0: older sections must read them as 0 */
+  r->graph_id = (uint32_t)(rnd() | 1);
+  r->graph_op = (uint16_t)(rnd() | 1);
+  r->graph_ops = (uint16_t)(rnd() | 1);
 }
 
 static frz_record *make_records(uint64_t n)
@@ -205,6 +209,20 @@ static void assert_record_eq(const frz_record *a, const frz_record *b)
   ck_assert_uint_eq(a->nchannels, b->nchannels);
   ck_assert_uint_eq(a->cuda_device, b->cuda_device);
   ck_assert_int_eq(a->comm_rank, b->comm_rank);
+  ck_assert_uint_eq(a->replay, b->replay);
+  ck_assert_uint_eq(a->graph_id, b->graph_id);
+  ck_assert_uint_eq(a->graph_op, b->graph_op);
+  ck_assert_uint_eq(a->graph_ops, b->graph_ops);
+}
+
+/* A record as a reader of a RECORDS section older than version 4 sees it:
+ * no CUDA graph fields. */
+static frz_record without_graph(frz_record r)
+{
+  r.replay = 0;
+  r.graph_id = 0;
+  r.graph_op = r.graph_ops = 0;
+  return r;
 }
 
 /* ---- a standard small dump and helpers ------------------------------------------- */
@@ -836,7 +854,7 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(tget32(b + 24), 0);
   ck_assert_uint_eq(tget32(b + 28), 0);
   ck_assert_uint_eq(tget32(b + 176), frz_crc32(0, b, 176));
-  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 120}, versions[3] = {1, 1, 3};
+  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 136}, versions[3] = {1, 1, 4};
   const uint64_t counts[3] = {1, 3, 10};
   uint64_t pos = 180;
   for (int i = 0; i < 3; i++) {
@@ -879,7 +897,7 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(tget32(c + 36), 0);
   ck_assert_uint_eq(tget64(c + 88), (uint64_t)s.comms[1].last_completed_seq);
   ck_assert_uint_eq(tget64(c + 96), s.comms[1].dropped_records);
-  const uint8_t *r = f.secs[2].raw + 120 * 4; /* record 4 */
+  const uint8_t *r = f.secs[2].raw + 136 * 4; /* record 4 */
   ck_assert_uint_eq(tget64(r + 0), 1004);
   ck_assert_uint_eq(tget64(r + 72), s.recs[4].t_complete_ns);
   ck_assert_uint_eq(tget32(r + 84), (uint32_t)s.recs[4].peer);
@@ -894,6 +912,10 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(r[114], s.recs[4].nchannels);
   ck_assert_uint_eq(r[115], s.recs[4].cuda_device); /* 1.3: RECORDS version 3 */
   ck_assert_uint_eq(tget32(r + 116), (uint32_t)s.recs[4].comm_rank);
+  ck_assert_uint_eq(tget64(r + 120), s.recs[4].replay); /* 1.5: RECORDS version 4 */
+  ck_assert_uint_eq(tget32(r + 128), s.recs[4].graph_id);
+  ck_assert_uint_eq(tget16(r + 132), s.recs[4].graph_op);
+  ck_assert_uint_eq(tget16(r + 134), s.recs[4].graph_ops);
   t_free(&f);
   sample_free(&s);
 }
@@ -1033,7 +1055,7 @@ START_TEST(test_records_v1_still_read)
   t_parse(s.buf, s.len, &f);
   tsec *r = &f.secs[2];
   for (uint64_t i = 0; i < r->count; i++)
-    memmove(r->raw + i * 104, r->raw + i * 120, 104);
+    memmove(r->raw + i * 104, r->raw + i * FRZ_RECORD_ITEM_SIZE_V4, 104);
   r->item_size = 104;
   r->raw_len = r->count * 104;
   r->version = 1;
@@ -1053,6 +1075,8 @@ START_TEST(test_records_v1_still_read)
     ck_assert_uint_eq(d.records[i].nchannels, 0);
     ck_assert_uint_eq(d.records[i].cuda_device, FRZ_CUDA_DEVICE_UNKNOWN);
     ck_assert_int_eq(d.records[i].comm_rank, -1);
+    ck_assert_uint_eq(d.records[i].graph_id, 0);
+    ck_assert_uint_eq(d.records[i].replay, 0);
   }
   frz_dump_free(&d);
   /* a version 1 item with extra bytes is not read as version 2 */
@@ -1094,7 +1118,7 @@ START_TEST(test_records_v2_reserved_unknown)
     ck_assert_msg(frz_decode(b, len, "v12.frz", &d, &err) == FRZ_OK, "%s", err.msg);
     ck_assert_uint_eq(d.nrecords, 20);
     for (uint64_t i = 0; i < d.nrecords; i++) {
-      frz_record want = s.recs[i];
+      frz_record want = without_graph(s.recs[i]);
       want.cuda_device = FRZ_CUDA_DEVICE_UNKNOWN;
       want.comm_rank = -1;
       assert_record_eq(&d.records[i], &want); /* the version-2 fields are read */
@@ -1102,14 +1126,48 @@ START_TEST(test_records_v2_reserved_unknown)
     frz_dump_free(&d);
     free(b);
   }
-  /* version 3 in a larger item (a newer minor): read */
+  /* version 3 in a larger item: read, without the graph fields of version 4 */
   r->version = 3;
   size_t len;
   uint8_t *b = t_build(&f, &len);
   frz_dump d;
   ck_assert_int_eq(frz_decode(b, len, NULL, &d, NULL), FRZ_OK);
-  for (uint64_t i = 0; i < d.nrecords; i++)
-    assert_record_eq(&d.records[i], &s.recs[i]);
+  for (uint64_t i = 0; i < d.nrecords; i++) {
+    frz_record want = without_graph(s.recs[i]);
+    assert_record_eq(&d.records[i], &want);
+  }
+  frz_dump_free(&d);
+  free(b);
+  t_free(&f);
+  sample_free(&s);
+}
+END_TEST
+
+/* A 1.4 file: RECORDS version 3, 120-byte items without the CUDA graph
+ * fields; everything else is read, the graph fields are 0 (none). */
+START_TEST(test_records_v3_still_read)
+{
+  sample s;
+  sample_make(&s, 20, 0);
+  tfile f;
+  t_parse(s.buf, s.len, &f);
+  tsec *r = &f.secs[2];
+  for (uint64_t i = 0; i < r->count; i++)
+    memmove(r->raw + i * 120, r->raw + i * FRZ_RECORD_ITEM_SIZE_V4, 120);
+  r->item_size = 120;
+  r->raw_len = r->count * 120;
+  r->version = 3;
+  f.minor = 4;
+  size_t len;
+  uint8_t *b = t_build(&f, &len);
+  frz_dump d;
+  frz_error err;
+  ck_assert_msg(frz_decode(b, len, "v14.frz", &d, &err) == FRZ_OK, "%s", err.msg);
+  ck_assert_uint_eq(d.nrecords, 20);
+  for (uint64_t i = 0; i < d.nrecords; i++) {
+    frz_record want = without_graph(s.recs[i]);
+    assert_record_eq(&d.records[i], &want);
+  }
   frz_dump_free(&d);
   free(b);
   t_free(&f);
@@ -1258,7 +1316,7 @@ START_TEST(test_false_count_not_allocated)
   lim.rlim_max = lim.rlim_cur;
   ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0); /* this test runs in its own process */
 #endif
-  static const struct { unsigned idx, item; } secs[] = {{1, FRZ_COMM_ITEM_SIZE}, {2, FRZ_RECORD_ITEM_SIZE_V2}};
+  static const struct { unsigned idx, item; } secs[] = {{1, FRZ_COMM_ITEM_SIZE}, {2, FRZ_RECORD_ITEM_SIZE_V4}};
   for (unsigned i = 0; i < 2; i++) {
     uint8_t *b = malloc(s.len);
     ck_assert_ptr_nonnull(b);
@@ -1988,6 +2046,7 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_minor_versions_accepted);
   tcase_add_test(t, test_future_minor_layout);
   tcase_add_test(t, test_records_v1_still_read);
+  tcase_add_test(t, test_records_v3_still_read);
   tcase_add_test(t, test_records_v2_reserved_unknown);
   tcase_add_test(t, test_record_rank_device_limits);
   tcase_add_test(t, test_proxy_sections);
