@@ -133,6 +133,20 @@ static const char *where_phrase(const fa_place *p, char *buf, size_t len)
 }
 
 /* The steps for one culprit. */
+/* The comm whose first divergence global rank g is the culprit of (its
+ * group the minority); -1 none. */
+static int32_t culprit_comm(const fa_analysis *a, int32_t g)
+{
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    const fa_comm *c = &a->comms[ci];
+    if (!c->has_mismatch || c->mismatch.culprit < 0) continue;
+    const fa_group *gr = &c->mismatch.groups[c->mismatch.culprit];
+    for (uint32_t i = 0; i < gr->n; i++)
+      if (fa_global_of(c, c->mismatch.members[gr->first + i]) == g) return (int32_t)ci;
+  }
+  return -1;
+}
+
 static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, const char *dir)
 {
   const fa_verdict *v = &a->verdict;
@@ -154,16 +168,19 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
              p.file ? fa_sanitize(p.file, f, sizeof f) : "?", w->rank);
     add_step(s, "inputs", &p, text, NULL, NULL);
   }
-  int mismatch = v->mismatch_comm >= 0 && a->comms[v->mismatch_comm].mismatch.culprit >= 0 &&
-                 w->comm == v->mismatch_comm && w->seq == a->comms[v->mismatch_comm].mismatch.seq;
-  unsigned how = mismatch ? a->comms[v->mismatch_comm].mismatch.fields : 0;
+  /* the comm whose first divergence it is the culprit of (where it waits now may be later) */
+  int32_t mc = culprit_comm(a, w->rank);
+  int mismatch = mc >= 0;
+  unsigned how = mismatch ? a->comms[mc].mismatch.fields : 0;
+  char mop[160] = "";
+  if (mismatch) op_phrase(a, &a->comms[mc], a->comms[mc].mismatch.seq, mop, sizeof mop);
   const frz_record *at = m && m->rank >= 0 && w->state == FA_MEMBER_LAGGING ? fa_member_record(a, m, w->seq) : NULL;
   char res[32];
   if (mismatch && (how & (FA_FIELD_ALGO | FA_FIELD_PROTO)) && !(how & ~(unsigned)(FA_FIELD_ALGO | FA_FIELD_PROTO))) {
     snprintf(text, sizeof text,
              "rank %d ran %s with another NCCL algorithm or protocol than the others: compare "
              "NCCL_ALGO, NCCL_PROTO, the NCCL version and any tuner plugin on its host with the "
-             "others'", w->rank, op);
+             "others'", w->rank, mop);
     add_step(s, "config", &p, text, "env | grep '^NCCL_'; ldconfig -p | grep libnccl", p.host);
   } else if (w->rank == v->p2p_hub) {
     snprintf(text, sizeof text,
@@ -195,9 +212,19 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
     stack_cmd(&p, cmd, sizeof cmd);
     add_step(s, "code", &p, text, known ? cmd : NULL, p.host);
   } else if (mismatch) {
-    snprintf(text, sizeof text,
-             "rank %d called another op than the others at %s: find the code path that differs "
-             "(its records and their call sites are in its dump)", w->rank, op);
+    char fields[96] = "";
+    for (unsigned i = 0; i < FA_NFIELDS; i++)
+      if (how & (1u << i))
+        snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "%s%s", fields[0] ? ", " : "",
+                 fa_field_name(i));
+    if (how & FA_FIELD_OP)
+      snprintf(text, sizeof text,
+               "rank %d called another op than the others at %s: find the code path that differs "
+               "(its records and their call sites are in its dump)", w->rank, mop);
+    else
+      snprintf(text, sizeof text,
+               "rank %d called %s with another %s than the others: find where it computes them "
+               "(its records and their call sites are in its dump)", w->rank, mop, fields);
     snprintf(cmd, sizeof cmd, "fr-dump %s", p.file ? p.file : dir);
     add_step(s, "code", &p, text, p.file ? cmd : NULL, NULL);
   } else if (w->rank == v->astray || fa_ranks_has(&v->left_out_too, w->rank)) {
@@ -253,6 +280,12 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
     if (p.from_announcement)
       add_step(s, "process-end", &p, "if it is gone: the kernel log (the OOM killer?)",
                "dmesg -T | grep -i -e 'killed process' -e oom", p.host);
+  } else if (w->state == FA_MEMBER_AHEAD) {
+    snprintf(text, sizeof text,
+             "rank %d went on alone past the point where every other member is done (%s, which no "
+             "other member called): find the extra call, or why the others stopped (%s)", w->rank, op, wh);
+    stack_cmd(&p, cmd, sizeof cmd);
+    add_step(s, "code", &p, text, known ? cmd : NULL, p.host);
   } else {
     /* alive, never entered (or never posted its p2p op): where is it? */
     snprintf(text, sizeof text, "rank %d never entered %s: see where it is now (%s)", w->rank,
