@@ -399,6 +399,13 @@ out:
  * for the op, count and type of the divergence picks the side whose setting
  * a unique minority of the job's ranks has (one host with NCCL_PROTO set
  * otherwise among several).  Records only the culprit of such comms. */
+/* Is comm c's first divergence in its algorithm or protocol alone? */
+static int config_only(const fa_comm *c)
+{
+  unsigned how = FA_FIELD_ALGO | FA_FIELD_PROTO;
+  return c->has_mismatch && (c->mismatch.fields & how) && !(c->mismatch.fields & ~how) && c->mismatch.ngroups >= 2;
+}
+
 void fa_config_minority(fa_analysis *a)
 {
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
@@ -438,5 +445,27 @@ void fa_config_minority(fa_analysis *a)
     for (uint32_t g = 0; g < mm->ngroups; g++)
       if ((int32_t)g != best && votes[g] == votes[best]) unique = 0;
     if (best >= 0 && unique && votes[best] && 2 * votes[best] < ranks) mm->culprit = best;
+  }
+  /* a split with no minority of its own (half and half): the side that runs
+   * the setting another comm's split names as its culprit's is the
+   * culprit here too (one host's setting, one fault), when exactly one side
+   * does and no culprit elsewhere points at another side */
+  for (uint32_t ci = 0; ci < a->ncomms; ci++) {
+    fa_mismatch *mm = &a->comms[ci].mismatch;
+    if (!config_only(&a->comms[ci]) || mm->culprit >= 0) continue;
+    int32_t pick = -1;
+    int clash = 0;
+    for (uint32_t oi = 0; oi < a->ncomms && !clash; oi++) {
+      const fa_mismatch *om = &a->comms[oi].mismatch;
+      if (oi == ci || !config_only(&a->comms[oi]) || om->culprit < 0) continue;
+      const fa_sig *cs = &om->groups[om->culprit].sig;
+      for (uint32_t g = 0; g < mm->ngroups && !clash; g++) {
+        const fa_sig *gs = &mm->groups[g].sig;
+        if (gs->algo != cs->algo || gs->proto != cs->proto) continue;
+        if (pick >= 0 && pick != (int32_t)g) clash = 1;
+        pick = (int32_t)g;
+      }
+    }
+    if (pick >= 0 && !clash && 2 * mm->groups[pick].n <= mm->nmembers) mm->culprit = pick;
   }
 }
