@@ -50,4 +50,8 @@ int bench_recorder_present(void);
 int bench_dump_and_wait(const char *dir, int timeout_ms, char *name, size_t namelen,
                         uint64_t *elapsed_ns);
 
+/* `fr-bench graph NOPS ITERS REPS` (bench_graph.c; bench_graph_none.c in the
+ * HIP build): 0 ok, else the exit status. */
+int bench_cmd_graph(long nops, long iters, int reps);
+
 #endif /* FR_BENCH_H */

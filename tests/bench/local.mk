@@ -14,15 +14,16 @@ BENCH_PROGS = tests/bench/fr-bench tests/bench/fr-bench-hip tests/bench/fr-bench
 EXTRA_PROGRAMS = tests/bench/fr-bench tests/bench/fr-bench-hip tests/bench/fr-bench-dump tests/bench/fr-measure \
 	tests/bench/fr-bench-load tests/bench/fr-bench-stacks
 check_PROGRAMS += tests/bench/fr-synth
-tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h
+tests_bench_fr_bench_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h tests/bench/bench_graph.c
 tests_bench_fr_bench_LDADD = tests/bench/libnccl.la tests/sim/libcuda.la $(PTHREAD_LIBS)
 tests_bench_fr_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim
 tests_bench_fr_bench_LDFLAGS = $(AM_LDFLAGS) -no-install
 # the same calls on the HIP path: streams of the simulator's HIP stand-in
 # (tests/scenario/job_hip.h maps the CUDA calls), so the recorder tracks
 # with HIP events
-tests_bench_fr_bench_hip_SOURCES = $(tests_bench_fr_bench_SOURCES)
-tests_bench_fr_bench_hip_CPPFLAGS = $(AM_CPPFLAGS) -include $(top_srcdir)/tests/scenario/job_hip.h
+tests_bench_fr_bench_hip_SOURCES = tests/bench/fr-bench.c tests/bench/bench.c tests/bench/bench.h \
+	tests/bench/bench_graph_none.c
+tests_bench_fr_bench_hip_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/sim -include $(top_srcdir)/tests/scenario/job_hip.h
 tests_bench_fr_bench_hip_LDADD = tests/bench/libnccl.la tests/sim/libamdhip64.la $(PTHREAD_LIBS)
 tests_bench_fr_bench_hip_LDFLAGS = $(AM_LDFLAGS) -no-install
 tests_bench_fr_bench_dump_SOURCES = tests/bench/fr-bench-dump.c tests/bench/bench.c tests/bench/bench.h
