@@ -193,7 +193,9 @@ typedef struct frz_record {
   uint8_t dtype;             /* ncclDataType_t; 255 none */
   uint8_t redop;             /* ncclRedOp_t (built-ins); 255 none */
   uint8_t state;             /* frz_state */
-  uint8_t reserved0;
+  uint8_t graph_ops;         /* since 1.5 (RECORDS version 4), in what was a reserved byte:
+                                NCCL ops captured in the record's CUDA graph, 255 for 255 or
+                                more; 0 unknown or none */
   uint32_t flags;            /* FRZ_RF_* */
   int32_t result;            /* ncclResult_t returned; -1 not returned yet */
   /* since 1.2 (RECORDS version 2): what NCCL's profiler plugin said of it */
@@ -206,15 +208,16 @@ typedef struct frz_record {
    * comm, ncclCommInitAll) */
   uint8_t cuda_device;       /* CUDA device of the record's comm; 255 unknown */
   int32_t comm_rank;         /* this process's rank in the record's comm; -1 unknown or no comm */
-  /* since 1.5 (RECORDS version 4, item 136 bytes): CUDA graphs.  A captured
+  /* since 1.5 (RECORDS version 4, item 128 bytes): CUDA graphs.  A captured
    * record (GRAPH_CAPTURED) names the graph it went into; a replay record
    * (GRAPH_REPLAY) the launch it belongs to.  All records of one replay
    * share the CUDA events recorded around the graph launch: they start and
-   * complete together. */
-  uint64_t replay;           /* GRAPH_REPLAY: launch number of the graph in this process, from 0 */
-  uint32_t graph_id;         /* the graph (this process's, from 1 in capture order); 0 none or unknown */
+   * complete together.  (Eight bytes, so that a record stays 128 bytes in
+   * memory: the analyzer holds tens of millions.) */
+  uint32_t replay;           /* GRAPH_REPLAY: launch number of the graph in this process, from 0,
+                                modulo 2^32 */
+  uint16_t graph_id;         /* the graph (this process's, from 1 in capture order); 0 none or unknown */
   uint16_t graph_op;         /* index of the op in its graph's captured order, from 0 */
-  uint16_t graph_ops;        /* NCCL ops captured in that graph; 0 unknown */
 } frz_record;
 
 /* NCCL's algorithms and protocols (the profiler's strings, coded as NCCL
@@ -550,7 +553,7 @@ size_t frz_dtype_size(unsigned dtype);
 #define FRZ_COMM_ITEM_SIZE 104     /* COMMS section item */
 #define FRZ_RECORD_ITEM_SIZE 104   /* RECORDS section item, version 1 (the minimum) */
 #define FRZ_RECORD_ITEM_SIZE_V2 120 /* RECORDS item of versions 2 and 3 (1.2, 1.3, 1.4) */
-#define FRZ_RECORD_ITEM_SIZE_V4 136 /* RECORDS item written since 1.5 (version 4) */
+#define FRZ_RECORD_ITEM_SIZE_V4 128 /* RECORDS item written since 1.5 (version 4) */
 #define FRZ_CALLSITE_ITEM_SIZE 160 /* CALLSITES section item (since 1.1) */
 #define FRZ_BACKTRACE_ITEM_SIZE 144 /* BACKTRACES section item (since 1.1) */
 #define FRZ_PROXY_ITEM_SIZE 64     /* PROXY section item (since 1.2) */

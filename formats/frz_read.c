@@ -96,7 +96,7 @@ static void get_record(const uint8_t *p, frz_record *r)
   r->dtype = get8(p, 92);
   r->redop = get8(p, 93);
   r->state = get8(p, 94);
-  r->reserved0 = 0;
+  r->graph_ops = 0; /* (a reserved byte before version 4) */
   r->flags = get32(p, 96);
   r->result = (int32_t)get32(p, 100);
   r->nccl_seq = UINT64_MAX;
@@ -107,7 +107,6 @@ static void get_record(const uint8_t *p, frz_record *r)
   r->replay = 0;
   r->graph_id = 0;
   r->graph_op = 0;
-  r->graph_ops = 0;
 }
 
 /* The fields RECORDS version 2 appended (1.2), when the item has them. */
@@ -130,10 +129,10 @@ static void get_record_v3(const uint8_t *p, frz_record *r)
 /* The CUDA graph fields RECORDS version 4 (1.5) appended. */
 static void get_record_v4(const uint8_t *p, frz_record *r)
 {
-  r->replay = get64(p, 120);
-  r->graph_id = get32(p, 128);
-  r->graph_op = get16(p, 132);
-  r->graph_ops = get16(p, 134);
+  r->graph_ops = get8(p, 95);
+  r->replay = get32(p, 120);
+  r->graph_id = get16(p, 124);
+  r->graph_op = get16(p, 126);
 }
 
 void frz_item_process(const uint8_t *p, frz_process *s) { get_process(p, s); }
@@ -467,7 +466,7 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
 
 /* Is frz_record laid out in memory as a RECORDS item is on disk (a
  * little-endian host, the fields at the spec's offsets, no padding before
- * the last field)?  Then 136-byte items of version 4 (1.5) decompress
+ * the last field)?  Then 128-byte items of version 4 (1.5) decompress
  * straight into the records array; older items (104 or 120 bytes) go
  * through get_record. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                   \
@@ -482,13 +481,12 @@ static frz_status inflate_section(decoder *d, const dec_section *s, uint8_t **ra
    offsetof(frz_record, op) == 88 && offsetof(frz_record, kind) == 90 &&                       \
    offsetof(frz_record, dir) == 91 && offsetof(frz_record, dtype) == 92 &&                     \
    offsetof(frz_record, redop) == 93 && offsetof(frz_record, state) == 94 &&                   \
-   offsetof(frz_record, reserved0) == 95 && offsetof(frz_record, flags) == 96 &&               \
+   offsetof(frz_record, graph_ops) == 95 && offsetof(frz_record, flags) == 96 &&               \
    offsetof(frz_record, result) == 100 && offsetof(frz_record, nccl_seq) == 104 &&             \
    offsetof(frz_record, algo) == 112 && offsetof(frz_record, proto) == 113 &&                  \
    offsetof(frz_record, nchannels) == 114 && offsetof(frz_record, cuda_device) == 115 &&       \
    offsetof(frz_record, comm_rank) == 116 && offsetof(frz_record, replay) == 120 &&            \
-   offsetof(frz_record, graph_id) == 128 && offsetof(frz_record, graph_op) == 132 &&          \
-   offsetof(frz_record, graph_ops) == 134)
+   offsetof(frz_record, graph_id) == 124 && offsetof(frz_record, graph_op) == 126)
 #else
 #define RECORD_LAYOUT_MATCHES 0
 #endif
@@ -512,8 +510,6 @@ static int inflate_records_direct(decoder *d, const dec_section *s, frz_dump *ou
     free(recs);
     return 0;
   }
-  for (uint64_t i = 0; i < s->count; i++) /* reserved bytes: ignored, as get_record does */
-    recs[i].reserved0 = 0;
   out->records = recs;
   out->nrecords = s->count;
   return 0;

@@ -8,7 +8,7 @@
  * of comm_size bytes), the slots at slots_offset (capacity slots of
  * slot_size bytes).  A slot is a u64 `ver` (0 empty, 2*id+1 being written,
  * 2*id+2 holding record `id`) then the RECORDS item of frz.md (version 3,
- * 120 bytes; since ring minor 1 version 4, 136 bytes), then bytes private to the writer.  The writer is the recorder
+ * 120 bytes; since ring minor 1 version 4, 128 bytes), then bytes private to the writer.  The writer is the recorder
  * (librecorder/ring.c, comms.c, ringfile.c); this reader is the one every
  * tool uses.
  */
@@ -29,7 +29,7 @@ extern "C" {
 #define FRZ_RING_VERSION_MINOR 1 /* 1: slots hold RECORDS items of version 4 */
 #define FRZ_RING_HEADER_SIZE 4096
 #define FRZ_RING_SLOT_MIN 128     /* ver + the 120-byte record (minor 0) */
-#define FRZ_RING_SLOT_MIN_V4 144  /* ver + the 136-byte record (minor 1) */
+#define FRZ_RING_SLOT_MIN_V4 136  /* ver + the 128-byte record (minor 1) */
 #define FRZ_RING_COMM_MIN 88      /* the public part of a comm entry */
 #define FRZ_RING_SUFFIX ".ring"   /* fr-<job>-r<rank:05>-p<pid>@<host>.ring */
 #define FRZ_RING_PREFIX "fr-"

@@ -129,7 +129,7 @@ static void put_record(uint8_t *p, const frz_record *r)
   put8(p, 92, r->dtype);
   put8(p, 93, r->redop);
   put8(p, 94, r->state);
-  put8(p, 95, 0); /* reserved */
+  put8(p, 95, r->graph_ops); /* version 4; reserved (0) before */
   put32(p, 96, r->flags);
   put32(p, 100, (uint32_t)r->result);
   put64(p, 104, r->nccl_seq); /* version 2 */
@@ -138,10 +138,9 @@ static void put_record(uint8_t *p, const frz_record *r)
   put8(p, 114, r->nchannels);
   put8(p, 115, r->cuda_device); /* version 3 */
   put32(p, 116, (uint32_t)r->comm_rank);
-  put64(p, 120, r->replay); /* version 4 */
-  put32(p, 128, r->graph_id);
-  put16(p, 132, r->graph_op);
-  put16(p, 134, r->graph_ops);
+  put32(p, 120, r->replay); /* version 4 */
+  put16(p, 124, r->graph_id);
+  put16(p, 126, r->graph_op);
 }
 
 static void put_proxy(uint8_t *p, const frz_proxy *x)

@@ -179,7 +179,7 @@ static cJSON *record_obj(jb *j, const frz_record *r, uint64_t ref)
     add(j, o, "graph_id", u64(j, r->graph_id));
     add(j, o, "graph_op", u64(j, r->graph_op));
     if (r->flags & FRZ_RF_GRAPH_REPLAY) {
-      add(j, o, "graph_ops", u64(j, r->graph_ops));
+      if (r->graph_ops) add(j, o, "graph_ops", u64(j, r->graph_ops)); /* (255: that many or more) */
       add(j, o, "replay", u64(j, r->replay));
     }
   }

@@ -200,9 +200,13 @@ static void print_records(FILE *o, const frz_dump *d, uint64_t ref)
             d->pt ? "-" : frz_redop_name(r->redop), peer, crank, dev, group, /* (PyTorch records no reduction op) */ rel_ms(r->t_enqueue_ns, ref, t1, sizeof t1),
             rel_ms(r->t_start_ns, ref, t2, sizeof t2), rel_ms(r->t_complete_ns, ref, t3, sizeof t3),
             res, flag_names(r->flags, fd_rec_flag_names, FD_NREC_FLAGS, fl, sizeof fl));
-    if (r->graph_id && (r->flags & FRZ_RF_GRAPH_REPLAY)) /* frz 1.5: which launch of which graph */
-      fprintf(o, "            replay %llu of graph %u, op %u of %u\n", (unsigned long long)r->replay,
-              (unsigned)r->graph_id, (unsigned)r->graph_op + 1, (unsigned)r->graph_ops);
+    if (r->graph_id && (r->flags & FRZ_RF_GRAPH_REPLAY)) { /* frz 1.5: which launch of which graph */
+      char of[32] = ""; /* (graph_ops: 0 unknown, 255 that many or more) */
+      if (r->graph_ops)
+        snprintf(of, sizeof of, " of %u%s", (unsigned)r->graph_ops, r->graph_ops == 255 ? " or more" : "");
+      fprintf(o, "            replay %llu of graph %u, op %u%s\n", (unsigned long long)r->replay,
+              (unsigned)r->graph_id, (unsigned)r->graph_op + 1, of);
+    }
     else if (r->graph_id)
       fprintf(o, "            captured into graph %u as its op %u\n", (unsigned)r->graph_id,
               (unsigned)r->graph_op + 1);

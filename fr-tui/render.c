@@ -300,7 +300,7 @@ static void draw_detail(const view *v, tgrid *g, int r0)
                            : grid_put(g, r0 + 3, x, "  not completed", TA_NONE);
     x = grid_put(g, r0 + 3, x, "  (relative to the frame)", TA_NONE);
     if (rec->graph_id && (rec->flags & FRZ_RF_GRAPH_REPLAY)) /* one launch of a CUDA graph (frz 1.5) */
-      grid_printf(g, r0 + 3, x, TA_NONE, "  replay %" PRIu64 " of graph %u", rec->replay, (unsigned)rec->graph_id);
+      grid_printf(g, r0 + 3, x, TA_NONE, "  replay %" PRIu32 " of graph %u", rec->replay, (unsigned)rec->graph_id);
     else if (rec->graph_id)
       grid_printf(g, r0 + 3, x, TA_NONE, "  captured into graph %u", (unsigned)rec->graph_id);
     const frz_callsite *cs = rec->call_site ? frz_find_callsite(&f->dump, rec->call_site) : NULL;

@@ -48,6 +48,10 @@
 #include "recorder.h"
 #include "device.h"
 
+/* A graph's number as frz records hold it: 1..65535, counting on past that
+ * modulo 65535 (0 means none). */
+static uint16_t graph_no(uint32_t id) { return (uint16_t)((id - 1) % 65535u + 1); }
+
 #define FR_MAX_GRAPHS 1024
 #define FR_MAX_EXECS 4096
 #define FR_GRAPH_OPS_MAX 65535
@@ -244,7 +248,7 @@ void fr_graph_capture(fr_slot *s, uint64_t id, cudaStream_t stream) {
         if (g->ops[k].group > top) top = g->ops[k].group;
       o->group = top + 1;
     }
-    s->rec.graph_id = g->id;
+    s->rec.graph_id = graph_no(g->id);
     s->rec.graph_op = (uint16_t)g->nops;
     g->nops++;
   }
@@ -293,10 +297,10 @@ static uint32_t replay_begin(fr_graph *g, cudaStream_t stream, void *site) {
       s->rec.group_id = v;
       fr_rec_flags_set(s, FRZ_RF_IN_GROUP, 0);
     }
-    s->rec.replay = replay;
-    s->rec.graph_id = g->id;
+    s->rec.replay = (uint32_t)replay; /* (modulo 2^32, as frz says) */
+    s->rec.graph_id = graph_no(g->id);
     s->rec.graph_op = (uint16_t)k;
-    s->rec.graph_ops = (uint16_t)n;
+    s->rec.graph_ops = (uint8_t)(n > 255 ? 255 : n); /* (255: that many or more) */
     if (!lead) lead = s;
     replay_ids[k] = id;
     s->ev_lead = replay_ids[0]; /* the replay's events are its first record's */

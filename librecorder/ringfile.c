@@ -35,9 +35,9 @@
  * spec's offsets: a slot is ver + the RECORDS item; a comm entry is
  * fr_comm; the process block is frz_process. */
 _Static_assert(offsetof(fr_slot, rec) == 8, "slot: record at 8");
-_Static_assert(sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE_V4, "record item: 136 bytes");
+_Static_assert(sizeof(frz_record) == FRZ_RECORD_ITEM_SIZE_V4, "record item: 128 bytes");
 _Static_assert(offsetof(frz_record, flags) == 96 && offsetof(frz_record, comm_rank) == 116 &&
-                   offsetof(frz_record, replay) == 120 && offsetof(frz_record, graph_ops) == 134,
+                   offsetof(frz_record, replay) == 120 && offsetof(frz_record, graph_ops) == 95,
                "record item offsets");
 _Static_assert(sizeof(fr_slot) % 8 == 0 && sizeof(fr_slot) >= FRZ_RING_SLOT_MIN_V4, "slot size");
 _Static_assert(offsetof(fr_comm, comm_id) == 8 && offsetof(fr_comm, nccl_hash) == 24 &&

@@ -69,7 +69,6 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->dtype = (dtype < 0 || dtype > 254) ? 255 : (uint8_t)dtype;
   r->redop = (redop < 0 || redop > 254) ? 255 : (uint8_t)redop;
   __atomic_store_n(&r->state, (uint8_t)FRZ_STATE_ENQUEUED, __ATOMIC_RELAXED);
-  r->reserved0 = 0;
   r->nccl_seq = UINT64_MAX; /* until NCCL's profiler describes it */
   r->algo = FRZ_ALGO_UNKNOWN;
   r->proto = FRZ_PROTO_UNKNOWN;

@@ -118,10 +118,10 @@ static void fill_record(frz_record *r, uint64_t id)
   r->nchannels = (uint8_t)rnd();
   r->cuda_device = (uint8_t)(rnd() | 1); /* never 0: version-2 padding tests need non-zero bytes */
   r->comm_rank = (int32_t)(rnd() | 1);
-  r->replay = rnd() | 1; /* never 0: older sections must read them as 0 */
-  r->graph_id = (uint32_t)(rnd() | 1);
+  r->replay = (uint32_t)(rnd() | 1); /* never 0: older sections must read them as 0 */
+  r->graph_id = (uint16_t)(rnd() | 1);
   r->graph_op = (uint16_t)(rnd() | 1);
-  r->graph_ops = (uint16_t)(rnd() | 1);
+  r->graph_ops = (uint8_t)(rnd() | 1);
 }
 
 static frz_record *make_records(uint64_t n)
@@ -200,7 +200,6 @@ static void assert_record_eq(const frz_record *a, const frz_record *b)
   ck_assert_uint_eq(a->dtype, b->dtype);
   ck_assert_uint_eq(a->redop, b->redop);
   ck_assert_uint_eq(a->state, b->state);
-  ck_assert_uint_eq(a->reserved0, b->reserved0);
   ck_assert_uint_eq(a->flags, b->flags);
   ck_assert_int_eq(a->result, b->result);
   ck_assert_uint_eq(a->nccl_seq, b->nccl_seq);
@@ -644,24 +643,6 @@ START_TEST(test_strings_forced_nul)
 }
 END_TEST
 
-START_TEST(test_reserved_written_zero)
-{
-  frz_process p;
-  fill_process(&p);
-  frz_record r;
-  fill_record(&r, 1);
-  r.reserved0 = 0xFF;
-  void *out;
-  size_t len;
-  ck_assert_int_eq(frz_encode(&p, NULL, 0, &r, 1, 0, &out, &len, NULL), FRZ_OK);
-  frz_dump d;
-  ck_assert_int_eq(frz_decode(out, len, NULL, &d, NULL), FRZ_OK);
-  ck_assert_uint_eq(d.records[0].reserved0, 0);
-  frz_dump_free(&d);
-  free(out);
-}
-END_TEST
-
 START_TEST(test_records_sorted_by_id)
 {
   frz_process p;
@@ -854,7 +835,7 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(tget32(b + 24), 0);
   ck_assert_uint_eq(tget32(b + 28), 0);
   ck_assert_uint_eq(tget32(b + 176), frz_crc32(0, b, 176));
-  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 136}, versions[3] = {1, 1, 4};
+  static const uint32_t types[3] = {1, 2, 3}, sizes[3] = {352, 104, 128}, versions[3] = {1, 1, 4};
   const uint64_t counts[3] = {1, 3, 10};
   uint64_t pos = 180;
   for (int i = 0; i < 3; i++) {
@@ -897,7 +878,7 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(tget32(c + 36), 0);
   ck_assert_uint_eq(tget64(c + 88), (uint64_t)s.comms[1].last_completed_seq);
   ck_assert_uint_eq(tget64(c + 96), s.comms[1].dropped_records);
-  const uint8_t *r = f.secs[2].raw + 136 * 4; /* record 4 */
+  const uint8_t *r = f.secs[2].raw + 128 * 4; /* record 4 */
   ck_assert_uint_eq(tget64(r + 0), 1004);
   ck_assert_uint_eq(tget64(r + 72), s.recs[4].t_complete_ns);
   ck_assert_uint_eq(tget32(r + 84), (uint32_t)s.recs[4].peer);
@@ -912,10 +893,10 @@ START_TEST(test_layout_matches_spec)
   ck_assert_uint_eq(r[114], s.recs[4].nchannels);
   ck_assert_uint_eq(r[115], s.recs[4].cuda_device); /* 1.3: RECORDS version 3 */
   ck_assert_uint_eq(tget32(r + 116), (uint32_t)s.recs[4].comm_rank);
-  ck_assert_uint_eq(tget64(r + 120), s.recs[4].replay); /* 1.5: RECORDS version 4 */
-  ck_assert_uint_eq(tget32(r + 128), s.recs[4].graph_id);
-  ck_assert_uint_eq(tget16(r + 132), s.recs[4].graph_op);
-  ck_assert_uint_eq(tget16(r + 134), s.recs[4].graph_ops);
+  ck_assert_uint_eq(r[95], s.recs[4].graph_ops); /* 1.5: RECORDS version 4 */
+  ck_assert_uint_eq(tget32(r + 120), s.recs[4].replay);
+  ck_assert_uint_eq(tget16(r + 124), s.recs[4].graph_id);
+  ck_assert_uint_eq(tget16(r + 126), s.recs[4].graph_op);
   t_free(&f);
   sample_free(&s);
 }
@@ -2035,7 +2016,6 @@ static Suite *frz_suite(void)
   tcase_add_test(t, test_compresses_repetitive_records);
   tcase_add_test(t, test_empty_record_set);
   tcase_add_test(t, test_strings_forced_nul);
-  tcase_add_test(t, test_reserved_written_zero);
   tcase_add_test(t, test_records_sorted_by_id);
   tcase_add_test(t, test_callsites_roundtrip);
   tcase_add_test(t, test_stacks_roundtrip);
