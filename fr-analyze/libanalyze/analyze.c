@@ -552,6 +552,7 @@ static void all_aborted(const fa_analysis *a, fa_comm *c)
 static void joined_by_all(const fa_analysis *a, fa_comm *c)
 {
   int64_t proved = -1;
+  int32_t prover = -1;
   for (int32_t r = 0; r < c->size; r++) {
     const fa_member *m = &c->members[r];
     if (m->rank < 0 || m->counters_unknown) continue;
@@ -568,11 +569,25 @@ static void joined_by_all(const fa_analysis *a, fa_comm *c)
           (x->op == FRZ_OP_AllReduce || x->op == FRZ_OP_AllGather || x->op == FRZ_OP_ReduceScatter ||
            x->op == FRZ_OP_AlltoAll)) {
         proved = (int64_t)x->seq;
+        prover = r;
         break;
       }
     }
   }
   if (proved < 1) return;
+  /* a member it would move on whose last op differs from the prover's at
+   * that seq (another op or type) called other ops than the prover: their
+   * calls diverged, and the prover's later completions may have met the
+   * others' ops misaligned (a graph captured with another collective):
+   * they prove nothing */
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    if (r == prover || m->rank < 0 || m->counters_unknown || m->last_enqueued >= proved || m->last_enqueued < 0)
+      continue;
+    const frz_record *mine = fa_member_record(a, m, (uint64_t)m->last_enqueued);
+    const frz_record *theirs = fa_member_record(a, &c->members[prover], (uint64_t)m->last_enqueued);
+    if (mine && theirs && (mine->op != theirs->op || mine->dtype != theirs->dtype)) return;
+  }
   /* (a member whose dump shows it in that op keeps its own state: it may
    * have given up on it, a late rank's op completing on data already sent) */
   for (int32_t r = 0; r < c->size; r++) {
