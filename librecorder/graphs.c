@@ -297,13 +297,16 @@ static uint32_t replay_begin(fr_graph *g, cudaStream_t stream, void *site) {
       s->rec.group_id = v;
       fr_rec_flags_set(s, FRZ_RF_IN_GROUP, 0);
     }
-    s->rec.replay = (uint32_t)replay; /* (modulo 2^32, as frz says) */
-    s->rec.graph_id = graph_no(g->id);
+    /* (atomic: the watchdog compares a follower's with its lead's) */
+    __atomic_store_n(&s->rec.replay, (uint32_t)replay, __ATOMIC_RELAXED); /* (modulo 2^32, as frz says) */
+    __atomic_store_n(&s->rec.graph_id, graph_no(g->id), __ATOMIC_RELAXED);
     s->rec.graph_op = (uint16_t)k;
     s->rec.graph_ops = (uint8_t)(n > 255 ? 255 : n); /* (255: that many or more) */
     if (!lead) lead = s;
     replay_ids[k] = id;
-    s->ev_lead = replay_ids[0]; /* the replay's events are its first record's */
+    /* the replay's events are its first record's; until this store the
+     * watchdog leaves the record alone (UINT64_MAX, fr_rec_begin) */
+    __atomic_store_n(&s->ev_lead, replay_ids[0], __ATOMIC_RELEASE);
   }
   if (track && lead && fr_device_cuda.mark(lead, 0, stream) != 0)
     for (uint32_t k = 0; k < n; k++) {
@@ -331,8 +334,9 @@ static void replay_end(uint32_t n, cudaStream_t stream, CUresult r) {
 uint8_t fr_graph_stamp_follower(fr_slot *s, uint64_t id) {
   frz_record *r = &s->rec;
   uint8_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
-  fr_slot *lead = fr_ring_get(&fr_g.ring, s->ev_lead);
-  if (!lead || lead->rec.replay != r->replay || lead->rec.graph_id != r->graph_id) {
+  fr_slot *lead = fr_ring_get(&fr_g.ring, __atomic_load_n(&s->ev_lead, __ATOMIC_ACQUIRE));
+  if (!lead || __atomic_load_n(&lead->rec.replay, __ATOMIC_RELAXED) != __atomic_load_n(&r->replay, __ATOMIC_RELAXED) ||
+      __atomic_load_n(&lead->rec.graph_id, __ATOMIC_RELAXED) != __atomic_load_n(&r->graph_id, __ATOMIC_RELAXED)) {
     /* lapped: nothing will say more of it */
     if (fr_ring_get(&fr_g.ring, id) == s) fr_rec_flags_set(s, FRZ_RF_NO_TRACKING, 0);
     return state;

@@ -47,7 +47,11 @@ uint8_t fr_stamp_from_events(fr_slot *s, uint64_t id, uint64_t now, uint64_t sca
   uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
   const fr_device *d = fr_device_active();
   if ((flags & FRZ_RF_NO_TRACKING) || !d) return state;
-  if (FR_UNLIKELY(flags & FRZ_RF_GRAPH_REPLAY) && s->ev_lead != id) return fr_graph_stamp_follower(s, id);
+  if (FR_UNLIKELY(flags & FRZ_RF_GRAPH_REPLAY)) {
+    uint64_t lead = __atomic_load_n(&s->ev_lead, __ATOMIC_ACQUIRE);
+    if (lead == UINT64_MAX) return state; /* its launch is still filling the replay in */
+    if (lead != id) return fr_graph_stamp_follower(s, id);
+  }
   if (state == FRZ_STATE_ENQUEUED && d->passed(s, 0) == 1) {
     uint64_t g = scan ? d->gpu_time(s, 0, scan) : 0;
     stamp(s, id, &r->t_start_ns, now, g);

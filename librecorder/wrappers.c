@@ -81,6 +81,7 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
                    __ATOMIC_RELAXED);
   __atomic_store_n(&r->result, -1, __ATOMIC_RELAXED);
   atomic_store_explicit(&s->ev_armed, 0, memory_order_relaxed);
+  __atomic_store_n(&s->ev_lead, UINT64_MAX, __ATOMIC_RELAXED); /* (a replay's: set by graphs.c) */
   s->no_coll_event = 0;
   if (c) /* informative only: a plain increment (no locked RMW on every call) */
     atomic_store_explicit(&c->nrecords, atomic_load_explicit(&c->nrecords, memory_order_relaxed) + 1,
