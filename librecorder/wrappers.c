@@ -73,8 +73,8 @@ fr_slot *fr_rec_begin(fr_comm *c, unsigned op, unsigned kind, uint64_t seq, uint
   r->algo = FRZ_ALGO_UNKNOWN;
   r->proto = FRZ_PROTO_UNKNOWN;
   r->nchannels = 0;
-  r->replay = 0;
-  r->graph_id = 0;
+  __atomic_store_n(&r->replay, 0, __ATOMIC_RELAXED); /* (the watchdog compares replays' atomically) */
+  __atomic_store_n(&r->graph_id, 0, __ATOMIC_RELAXED);
   r->graph_op = 0;
   r->graph_ops = 0;
   __atomic_store_n(&r->flags, FRZ_RF_IN_CALL | flags0 | (grouped ? FRZ_RF_IN_GROUP | FRZ_RF_GROUP_OPEN : 0u),
