@@ -210,9 +210,17 @@ int fa_not_run(fa_analysis *a, fa_comm *c);
  * while another member with a dump called that seq eagerly; -1 none.  From
  * there on m's records are not where it stands (fa_not_run). */
 int64_t fa_captured_alone(const fa_analysis *a, const fa_comm *c, const fa_member *m, uint64_t upto);
-/* verdict.c: is global rank g one side of the chosen comm's first
+/* consequences.c: is global rank g one side of the chosen comm's first
  * divergence, a p2p pair that disagrees with no culprit? */
 int fa_mismatch_pair_side(const fa_analysis *a, int32_t g);
+/* consequences.c: where every p2p transfer without a counterpart of a comm
+ * touches one rank (splits.c), that rank in place of the ranks on the other
+ * ends (root causes and lagging); 0 or -1 (memory). */
+int fa_hub_instead(fa_analysis *a, uint32_t *cap_r);
+/* consequences.c: members done by their own count on a comm whose calls
+ * diverge from its culprit's on to the stuck op: dropped from the root
+ * causes (verdict.shifted_comm set); 0. */
+int fa_shifted_done(fa_analysis *a);
 int fa_p2p_comm(fa_analysis *a, fa_comm *c);       /* p2p.c: unmatched Send/Recv */
 /* Mark comm c's members without a dump where the stuck collective's data
  * stopped (fa_member.data_stopped; links.c).  0, never fails. */
