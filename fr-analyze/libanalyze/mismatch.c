@@ -408,6 +408,21 @@ static int config_only(const fa_comm *c)
 
 void fa_config_minority(fa_analysis *a)
 {
+  /* comms whose own minorities run different settings (one names the ranks
+   * on Simple, another those on LL): a comm's minority is then no evidence
+   * of which setting is wrong, and the job-wide count below decides, or
+   * nobody is named */
+  int conflict = 0;
+  const fa_sig *named = NULL;
+  for (uint32_t ci = 0; ci < a->ncomms && !conflict; ci++) {
+    const fa_mismatch *mm = &a->comms[ci].mismatch;
+    if (!config_only(&a->comms[ci]) || mm->culprit < 0) continue;
+    const fa_sig *cs = &mm->groups[mm->culprit].sig;
+    if (named && (named->algo != cs->algo || named->proto != cs->proto)) conflict = 1;
+    named = cs;
+  }
+  for (uint32_t ci = 0; conflict && ci < a->ncomms; ci++)
+    if (config_only(&a->comms[ci])) a->comms[ci].mismatch.culprit = -1;
   for (uint32_t ci = 0; ci < a->ncomms; ci++) {
     fa_mismatch *mm = &a->comms[ci].mismatch;
     unsigned how = FA_FIELD_ALGO | FA_FIELD_PROTO;
