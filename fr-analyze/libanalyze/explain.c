@@ -100,6 +100,23 @@ static int32_t explain_one(const fa_analysis *a, const int32_t *label, const fa_
         if ((f = own_fault(v, m->cand[k])) >= 0) return f;
     }
   }
+  /* a member of unknown rank without a dump is one of the job's ranks without a dump (not
+   * placed in the comm already): when each of those is at fault, it is one of those faults */
+  if (o->kind == FA_OBS_NO_DUMP && o->rank < 0 && o->comm >= 0 && a->ranks_missing.n) {
+    const fa_comm *c = &a->comms[o->comm];
+    int32_t first = -1;
+    int all = 1;
+    for (uint32_t i = 0; i < a->ranks_missing.n && all; i++) {
+      int32_t g = a->ranks_missing.v[i];
+      int placed = 0;
+      for (int32_t r = 0; r < c->size && !placed; r++) placed = c->members[r].global_rank == g;
+      if (placed) continue;
+      int32_t fg = own_fault(v, g);
+      if (fg < 0) all = 0;
+      else if (first < 0) first = fg;
+    }
+    if (all && first >= 0) return first;
+  }
   /* a rank blocked outside NCCL waiting for another rank (its stack): held by the root causes */
   if (o->rank >= 0 && fa_ranks_has(&v->outside, o->rank) && v->nfaults) return 0;
   return -1;
