@@ -27,6 +27,21 @@ static int holds(const fa_analysis *a, uint32_t k, uint64_t id)
   return 0;
 }
 
+/* Does rank k hold a comm other than c made the same way: as many ranks,
+ * the same parent (0: a unique id's ncclCommInitRank), the same kind of
+ * creation?  (Another group of the same "split by unique id", its own.) */
+static int holds_sibling(const fa_analysis *a, uint32_t k, const fa_comm *c, uint64_t parent, uint32_t how)
+{
+  const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+  for (uint32_t e = 0; e < d->ncomms; e++) {
+    const frz_comm *x = &d->comms[e];
+    if (x->comm_id != c->id && (int64_t)x->nranks == (int64_t)c->size && x->parent_id == parent &&
+        (x->flags & (FRZ_CF_SPLIT | FRZ_CF_SHRINK)) == how)
+      return 1;
+  }
+  return 0;
+}
+
 /* Never formed: no member with a dump completed its creation, and some
  * member's creation record (seq 0) is still in its call. */
 static int never_formed(const fa_analysis *a, const fa_comm *c)
@@ -160,6 +175,32 @@ static int place(fa_analysis *a, fa_comm *c)
         open = 0;
       }
     }
+  /* one open comm rank, several ranks it can be: where exactly one of them
+   * has a dump and holds no comm made the same way as this one (the others
+   * formed their own group of it), that one never called the creation */
+  if (open == 1 && cand.n > 1) {
+    const frz_comm *fc = NULL;
+    for (int32_t r = 0; r < c->size && !fc; r++)
+      if (c->members[r].rank >= 0) fc = fa_member_comm(a, &c->members[r]);
+    int32_t only = -1;
+    uint32_t without = 0;
+    for (uint32_t i = 0; fc && i < cand.n; i++) {
+      int32_t k = fa_find_rank(a, cand.v[i]);
+      if (k < 0) { /* a rank without a dump may be it: no single answer */
+        without = 2;
+        break;
+      }
+      if (!holds_sibling(a, (uint32_t)k, c, fc->parent_id, fc->flags & (FRZ_CF_SPLIT | FRZ_CF_SHRINK)))
+        without++, only = cand.v[i];
+    }
+    for (int32_t r = 0; without == 1 && r < c->size; r++) {
+      fa_member *m = &c->members[r];
+      if (m->rank < 0 && m->global_rank < 0) {
+        m->global_rank = only;
+        m->global_inferred = 1;
+      }
+    }
+  }
   for (int32_t r = 0; r < c->size; r++) {
     fa_member *m = &c->members[r];
     if (m->rank >= 0) continue;

@@ -290,8 +290,31 @@ static int32_t reordered_or_left_out(const fa_analysis *a, const fa_verdict *v, 
   return got;
 }
 
+/* The one rank a step of the cycle awaits as a member that never called its
+ * comm's creation (fa_member.absent: placed there, and its dump holds no
+ * such comm), when exactly one step is such: it left the creation out and
+ * went on, where the others wait for the comm to form.  -1 none. */
+static int32_t absent_creator(const fa_analysis *a, const fa_verdict *v)
+{
+  int32_t got = -1, n = 0;
+  for (uint32_t i = 0; i < v->ncycle; i++) {
+    const fa_wait_step *st = &v->cycle[i];
+    if (st->p2p || st->uncertain || st->comm < 0) continue;
+    const fa_comm *c = &a->comms[st->comm];
+    for (int32_t r = 0; r < c->size; r++)
+      if (c->members[r].absent && c->members[r].global_rank == st->waits_for && st->waits_for != got)
+        got = st->waits_for, n++;
+  }
+  return n == 1 ? got : -1;
+}
+
 int fa_cycle_astray(const fa_analysis *a, const fa_verdict *v, int *how)
 {
+  int32_t ab = absent_creator(a, v);
+  if (ab >= 0) {
+    *how = FA_ASTRAY_NO_CREATE;
+    return ab;
+  }
   /* another peer, in a cycle of any length (a pipeline stage that sent to
    * or received from the wrong stage closes a cycle through the stages
    * between): when exactly one step is such a rank's */

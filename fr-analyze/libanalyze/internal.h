@@ -38,7 +38,7 @@ int fa_settle_stale(fa_analysis *a);
 
 /* ---- a two-rank cycle through a p2p op (astray.c) ---- */
 enum { FA_ASTRAY_SKIPPED = 1, FA_ASTRAY_PEER = 2, FA_ASTRAY_REORDERED = 3, FA_ASTRAY_POSTPONED = 4,
-       FA_ASTRAY_COMM = 5, FA_ASTRAY_LEFT_OUT = 6 };
+       FA_ASTRAY_COMM = 5, FA_ASTRAY_LEFT_OUT = 6, FA_ASTRAY_NO_CREATE = 7 };
 /* The rank of v's two-rank cycle (one p2p step, one collective step) that
  * went astray, by its own records: it skipped the p2p op it posted before
  * the collective in the round before (*how SKIPPED), or posted its first op

@@ -532,6 +532,10 @@ static void say_cycle(const fa_analysis *a, sbuf *b)
               v->astray, cycle_others(v) == 1 ? "" : "s", cycle_others(v) == 1 ? "its" : "their");
   else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_LEFT_OUT)
     say_left_out(a, b);
+  else if (v->astray >= 0 && v->astray_how == FA_ASTRAY_NO_CREATE)
+    sb_printf(b, "; rank %d went astray: it never called the creation of the comm the others wait to "
+              "form (its dump holds no such comm, where every other rank it could be formed a group of "
+              "its own) and went on", v->astray);
   else if (v->astray >= 0)
     sb_printf(b, "; rank %d went astray: that p2p op is its first with that peer, while a peer it used "
               "before waits for its op", v->astray);
