@@ -275,9 +275,37 @@ static void unknown_members(fa_analysis *a, fa_comm *c)
  * event did not pass) and waits for that op, not for its own peers.  The
  * walk goes back from `at` over the same stream and stops at the first op
  * that completed (everything before it did too). */
+/* Is replay record `at` (of comm `id`) behind an earlier op of the same
+ * replay that some member of its comm never posted?  A replay's records
+ * share the launch's events (frz 1.5): "started" says the graph started,
+ * and the graph runs its captured ops in order, so an op after one that
+ * waits for a member that never posted it has not started.  (An earlier op
+ * every member posted may have completed: its record cannot say.) */
+static int replay_behind(const fa_analysis *a, const frz_dump *d, const frz_record *at, uint64_t id)
+{
+  if (!at || !(at->flags & FRZ_RF_GRAPH_REPLAY) || !at->graph_op || at->state == FRZ_STATE_COMPLETED)
+    return 0;
+  uint64_t k = (uint64_t)(at - d->records);
+  for (uint64_t i = k; i-- > 0 && k - i <= at->graph_op;) {
+    const frz_record *r = &d->records[i];
+    if (!(r->flags & FRZ_RF_GRAPH_REPLAY) || r->graph_id != at->graph_id || r->replay != at->replay ||
+        r->graph_op >= at->graph_op || r->comm_id == id || r->kind != FRZ_KIND_COLL ||
+        r->state == FRZ_STATE_COMPLETED || r->state == FRZ_STATE_FAILED)
+      continue;
+    int32_t ci = fa_find_comm(a, r->comm_id);
+    if (ci < 0) continue;
+    const fa_comm *x = &a->comms[ci];
+    for (int32_t q = 0; q < x->size; q++) {
+      const fa_member *o = &x->members[q];
+      if (o->rank < 0 || o->counters_unknown || !fa_member_record(a, o, r->seq)) return 1;
+    }
+  }
+  return 0;
+}
+
 static int behind_on_stream(const fa_analysis *a, const fa_member *m, const frz_record *at, uint64_t id)
 {
-  return fa_rec_behind(&a->frames[m->frame].dump, at, id);
+  return replay_behind(a, &a->frames[m->frame].dump, at, id) || fa_rec_behind(&a->frames[m->frame].dump, at, id);
 }
 
 int fa_rec_behind(const frz_dump *d, const frz_record *at, uint64_t id)

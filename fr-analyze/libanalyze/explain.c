@@ -196,6 +196,36 @@ static int held_members(const fa_analysis *a, int32_t *label)
   return any;
 }
 
+/* The record observation o is about: its rank's record of o's comm at o's
+ * seq; NULL none (a rank without a dump, a p2p seq). */
+static const frz_record *obs_record(const fa_analysis *a, const fa_obs *o)
+{
+  if (o->rank < 0 || o->comm < 0 || o->kind == FA_OBS_P2P_UNMATCHED || o->kind == FA_OBS_LINK_STOPPED) return NULL;
+  const fa_comm *c = &a->comms[o->comm];
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].global_rank == o->rank && c->members[r].rank >= 0)
+      return fa_member_record(a, &c->members[r], o->seq);
+  return NULL;
+}
+
+/* The ops of one launch of a CUDA graph share its events (frz 1.5): a
+ * rank's observations of ops of one replay are one wait, explained by what
+ * explains any of them. */
+static void replay_siblings(const fa_analysis *a, fa_obs *obs, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    if (obs[i].by >= 0) continue;
+    const frz_record *x = obs_record(a, &obs[i]);
+    if (!x || !(x->flags & FRZ_RF_GRAPH_REPLAY)) continue;
+    for (uint32_t j = 0; j < n && obs[i].by < 0; j++) {
+      if (j == i || obs[j].by < 0 || obs[j].rank != obs[i].rank) continue;
+      const frz_record *y = obs_record(a, &obs[j]);
+      if (y && (y->flags & FRZ_RF_GRAPH_REPLAY) && y->graph_id == x->graph_id && y->replay == x->replay)
+        obs[i].by = obs[j].by;
+    }
+  }
+}
+
 int fa_explain(fa_analysis *a)
 {
   fa_verdict *v = &a->verdict;
@@ -238,10 +268,9 @@ int fa_explain(fa_analysis *a)
       memcpy(in, out, nn * sizeof *in);
     }
   }
-  for (uint32_t i = 0; i < v->nobs; i++) {
-    v->obs[i].by = explain_one(a, out, &v->obs[i]);
-    v->nunexplained += v->obs[i].by < 0;
-  }
+  for (uint32_t i = 0; i < v->nobs; i++) v->obs[i].by = explain_one(a, out, &v->obs[i]);
+  replay_siblings(a, v->obs, v->nobs);
+  for (uint32_t i = 0; i < v->nobs; i++) v->nunexplained += v->obs[i].by < 0;
   free(in);
   free(out);
   fa_wgraph_free(g);
