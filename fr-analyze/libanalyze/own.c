@@ -205,6 +205,17 @@ int fa_not_returned(fa_analysis *a, fa_comm *c)
  * graph is launched.  At the stuck seq the others wait for it; before it,
  * its next calls met the others' ops one seq early, and the others now wait
  * for a partner it never had.  Lagging, with not_run (and not_run_seq). */
+/* Did the dump record a launch of the graph captured record x went into
+ * (a replay record of its graph_id, frz 1.5)?  Then its op ran at each
+ * replay, recorded there. */
+static int graph_launched(const frz_dump *d, const frz_record *x)
+{
+  if (!x->graph_id) return 0;
+  for (uint64_t i = (uint64_t)(x - d->records) + 1; i < d->nrecords; i++)
+    if ((d->records[i].flags & FRZ_RF_GRAPH_REPLAY) && d->records[i].graph_id == x->graph_id) return 1;
+  return 0;
+}
+
 int64_t fa_captured_alone(const fa_analysis *a, const fa_comm *c, const fa_member *m, uint64_t upto)
 {
   const fa_frame *f = &a->frames[m->frame];
@@ -213,6 +224,7 @@ int64_t fa_captured_alone(const fa_analysis *a, const fa_comm *c, const fa_membe
     const frz_record *x = &f->dump.records[f->idx[sl->start + k]];
     if (x->seq > upto) break;
     if (!(x->flags & FRZ_RF_GRAPH_CAPTURED) || x->state == FRZ_STATE_COMPLETED) continue;
+    if (graph_launched(&f->dump, x)) continue; /* (its replays are recorded: it ran there) */
     for (int32_t q = 0; q < c->size; q++) {
       const fa_member *o = &c->members[q];
       const frz_record *y = o != m && o->rank >= 0 && !o->counters_unknown ? fa_member_record(a, o, x->seq) : NULL;
