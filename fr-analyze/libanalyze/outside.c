@@ -43,12 +43,25 @@ const char *fa_waits_outside(const fa_analysis *a, int32_t g)
   return hit;
 }
 
+/* Did rank g's own NCCL call fail (a record FAILED with an error, as a
+ * creation that NCCL refused)?  A fault of its own wherever it waits now. */
+static int own_call_failed(const fa_analysis *a, int32_t g)
+{
+  int32_t k = fa_find_rank(a, g);
+  if (k < 0) return 0;
+  const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+  for (uint64_t i = 0; i < d->nrecords; i++)
+    if (d->records[i].state == FRZ_STATE_FAILED && d->records[i].result > 0) return 1;
+  return 0;
+}
+
 int fa_drop_outside_waiters(const fa_analysis *a, fa_ranks *roots, fa_ranks *out, const char **frame)
 {
   uint32_t cap = 0, keep = 0, others = 0;
   const char **hits = calloc(roots->n ? roots->n : 1, sizeof *hits);
   if (!hits) return -1;
-  for (uint32_t i = 0; i < roots->n; i++) others += !(hits[i] = fa_waits_outside(a, roots->v[i]));
+  for (uint32_t i = 0; i < roots->n; i++)
+    others += !(hits[i] = own_call_failed(a, roots->v[i]) ? NULL : fa_waits_outside(a, roots->v[i]));
   for (uint32_t i = 0; others && i < roots->n; i++) { /* (none: nobody else to wait for, they stay) */
     const char *hit = hits[i];
     if (!hit) {
