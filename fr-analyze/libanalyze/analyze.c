@@ -530,6 +530,7 @@ static void left_or_gone(const fa_analysis *a, fa_comm *c)
     } else if (m->state == FA_MEMBER_WAITING && fc && (fc->flags & FRZ_CF_ASYNC_ERROR) && c->nwaiting > 1) {
       m->state = FA_MEMBER_UNFINISHED; /* NCCL reported an error on its comm: its own side broke */
       m->async_error = 1;
+      c->nasync_error++;
       c->nwaiting--;
       c->nunfinished++;
     } else if (m->state == FA_MEMBER_WAITING && at && (at->flags & FRZ_RF_ABORTED) &&
@@ -694,11 +695,18 @@ int32_t fa_member_node(const fa_analysis *a, const fa_member *m)
   return m->absent ? fa_find_rank(a, m->global_rank) : -1;
 }
 
+int fa_unfinished_waits(const fa_comm *c, const fa_member *m)
+{
+  return m->state == FA_MEMBER_UNFINISHED && c->nasync_error && !m->async_error;
+}
+
 int fa_member_blamed(const fa_comm *c, const fa_member *m)
 {
   if (c->end_unclear) return 0; /* who ended early is not told */
   if (c->nlagging) return m->state == FA_MEMBER_LAGGING;
-  if (c->nunfinished) return m->state == FA_MEMBER_UNFINISHED;
+  /* (members whose comm reported an async error broke the op for the
+   * others, whose parts then never finish either: those are the cause) */
+  if (c->nunfinished) return m->state == FA_MEMBER_UNFINISHED && (!c->nasync_error || m->async_error);
   return m->state == FA_MEMBER_NO_DUMP;
 }
 

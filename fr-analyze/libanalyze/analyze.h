@@ -251,6 +251,7 @@ typedef struct fa_comm {
                                 and every member idle */
   uint64_t stuck_seq;
   uint32_t nwaiting, nlagging, nno_dump, npassed, nahead, nunfinished;
+  uint32_t nasync_error;      /* unfinished members with an async error NCCL reported (fa_member.async_error) */
   uint32_t nunknown;         /* members whose counters a PyTorch dump cannot give */
   uint8_t end_unclear;       /* members tore it down at the stuck seq (fa_member.shut), the others
                                 wait there, and neither side is a minority (counting members

@@ -85,6 +85,10 @@ static int32_t explain_one(const fa_analysis *a, const int32_t *label, const fa_
   if ((f = reached(a, label, o->rank)) >= 0) return f;
   /* waits on the comm a fault sits in */
   if ((o->kind == FA_OBS_WAITING || o->kind == FA_OBS_NO_DUMP) && (f = fa_comm_fault(v, o->comm)) >= 0) return f;
+  /* an unfinished part beside a member whose comm reported an async error: that error broke the op */
+  if (o->kind == FA_OBS_UNFINISHED && o->comm >= 0 && a->comms[o->comm].nasync_error &&
+      (f = fa_comm_fault(v, o->comm)) >= 0)
+    return f;
   /* a member of unknown rank without a dump, on a comm a deadlock cycle passes through (the cycle),
    * or that a member at fault itself waits in (that fault) */
   for (uint32_t k = 0; o->kind == FA_OBS_NO_DUMP && o->rank < 0 && k < v->ncycle; k++)

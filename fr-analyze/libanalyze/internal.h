@@ -232,6 +232,10 @@ int fa_add_link(fa_comm *c, uint32_t *cap, const fa_link *l);
 /* Is member m on the side that has not joined (what the waiting side
  * waits for): lagging members, or when there are none, members without a
  * dump? */
+/* analyze.c: is member m, unfinished in comm c beside a member whose comm
+ * reported an async error, waiting for that one (its part never finishes
+ * because that error broke the op)? */
+int fa_unfinished_waits(const fa_comm *c, const fa_member *m);
 int fa_member_blamed(const fa_comm *c, const fa_member *m);
 /* Is record `at` of dump d (of comm `id`) queued on its CUDA stream behind
  * an op that did not finish (of another comm; or, for a p2p op or behind

@@ -49,6 +49,8 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
     for (int32_t r = 0; r < c->size; r++) {
       const fa_member *m = &c->members[r];
       if (m->state != want) continue;
+      /* (unfinished beside a member whose comm reported an async error: that error broke the op) */
+      if (want == FA_MEMBER_UNFINISHED && c->nasync_error && !m->async_error) continue;
       if (m->global_rank < 0) (*unknown)++;
       else if (fa_ranks_push(out, &cap, m->global_rank)) return -1;
     }
@@ -104,7 +106,8 @@ static void mark_waits(fa_analysis *a)
       for (int32_t r = 0; r < c->size; r++) {
         const fa_member *m = &c->members[r];
         int waits = m->state == FA_MEMBER_WAITING || m->state == FA_MEMBER_AHEAD ||
-                    (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued);
+                    (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued) ||
+                    fa_unfinished_waits(c, m);
         if (m->rank >= 0 && waits && a->ranks[m->rank].wait_comm < 0 && !ended(a, m->rank))
           a->ranks[m->rank].wait_comm = (int32_t)ci;
       }

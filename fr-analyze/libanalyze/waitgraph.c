@@ -49,10 +49,11 @@ static int push_edge(fa_wgraph *g, uint32_t *cap, wedge w)
 }
 
 /* Does member m wait in c's stuck collective (behind c's awaited members)? */
-static int waits_in(const fa_member *m)
+static int waits_in(const fa_comm *c, const fa_member *m)
 {
   return m->rank >= 0 && (m->state == FA_MEMBER_WAITING ||
-                          (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued));
+                          (m->state == FA_MEMBER_PASSED && m->last_completed < m->last_enqueued) ||
+                          fa_unfinished_waits(c, m));
 }
 
 void fa_wgraph_free(fa_wgraph *g)
@@ -91,6 +92,8 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
       for (int32_t r = 0; r < c->size; r++) {
         const fa_member *m = &c->members[r];
         if (m->state != want) continue;
+        /* (unfinished beside a member whose comm reported an async error: that one is awaited) */
+        if (want == FA_MEMBER_UNFINISHED && c->nasync_error && !m->async_error) continue;
         int32_t k = fa_member_node(a, m);
         if (k >= 0) {
           /* it left the comm, or its own call there failed or went into a graph never launched
@@ -98,7 +101,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
           uint8_t own = m->left || m->not_run || (m->failed_seq >= 0 && (uint64_t)m->failed_seq <= c->stuck_seq),
                   self = 0;
           for (int32_t q = 0; q < c->size && !self; q++)
-            self = c->members[q].rank == k && waits_in(&c->members[q]);
+            self = c->members[q].rank == k && waits_in(c, &c->members[q]);
           /* one queued on its stream behind another comm's op waits for
            * that op: its process, waiting here too, waits for what that op
            * waits for (its own edges), not for itself */
@@ -130,7 +133,7 @@ fa_wgraph *fa_wgraph_build(const fa_analysis *a)
         if (push_edge(g, &cap, (wedge){hub, (uint32_t)m->rank, (int32_t)ci, (uint64_t)c->beyond_seq, 0, -1})) goto oom;
       }
       for (int32_t r = 0; any && r < c->size; r++)
-        if (waits_in(&c->members[r]) &&
+        if (waits_in(c, &c->members[r]) &&
             push_edge(g, &cap, (wedge){(uint32_t)c->members[r].rank, hub, (int32_t)ci, c->stuck_seq, 0, -1}))
           goto oom;
     }
