@@ -384,7 +384,8 @@ static void find_ahead(const fa_analysis *a, fa_comm *c)
      * collective, is no rank ahead; PyTorch's batch_isend_irecv and
      * pipelines, p19 and p26b of a break-it pass) */
     else if (m->last_completed != m->last_enqueued || !fa_member_done(a, m) || rank_pending(a, c, m) ||
-             group_left_open(a, m)) /* (its calls held in a group never ended did not run: not done) */
+             group_left_open(a, m) || /* (its calls held in a group never ended did not run: not done) */
+             m->failed_seq >= 0) /* (its own call there failed: a fault, not the end of its work) */
       return;
     else pt += a->frames[m->frame].dump.pt != NULL;
   }
