@@ -4,7 +4,7 @@ fr_analyze_libanalyze_la_SOURCES = \
 	fr-analyze/libanalyze/analyze.h fr-analyze/libanalyze/internal.h \
 	fr-analyze/libanalyze/load.c fr-analyze/libanalyze/model.c \
 	fr-analyze/libanalyze/analyze.c fr-analyze/libanalyze/mismatch.c fr-analyze/libanalyze/links.c \
-	fr-analyze/libanalyze/p2p.c fr-analyze/libanalyze/verdict.c fr-analyze/libanalyze/consequences.c \
+	fr-analyze/libanalyze/p2p.c fr-analyze/libanalyze/verdict.c fr-analyze/libanalyze/consequences.c fr-analyze/libanalyze/proofs.c \
 	fr-analyze/libanalyze/summary.c \
 	fr-analyze/libanalyze/summary.h fr-analyze/libanalyze/summary_phrase.c fr-analyze/libanalyze/summary_member.c \
 	fr-analyze/libanalyze/waitgraph.c fr-analyze/libanalyze/ends.c \

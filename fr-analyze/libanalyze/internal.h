@@ -193,6 +193,12 @@ void fa_mark_unformed(fa_analysis *a);
 int fa_claim_instances(const fa_analysis *a, const uint32_t *frame, const uint32_t *entry,
                        const int32_t *g, uint32_t n, uint32_t *inst, uint32_t *ninst);
 int fa_align_comm(fa_analysis *a, fa_comm *c);     /* analyze.c: stuck op, roles */
+/* proofs.c: raise the counters of comm c's members that a completion of
+ * another member proves joined (fa_align_comm, first) */
+void fa_joined_by_all(const fa_analysis *a, fa_comm *c);
+/* proofs.c: is replay record `at` of comm `id` in dump d queued behind an
+ * earlier op of its replay that some member never posted?  1 yes, 0 no. */
+int fa_replay_behind(const fa_analysis *a, const frz_dump *d, const frz_record *at, uint64_t id);
 int fa_mismatch_comm(fa_analysis *a, fa_comm *c);  /* mismatch.c: first divergence */
 /* mismatch.c: where members ran one op with other algorithms or protocols
  * and no side of the comm is a minority, the side whose setting a unique
