@@ -129,8 +129,7 @@ static uint64_t fr_cuda_gpu_time(fr_slot *s, int which, uint64_t scan) {
   if (!r) return 0;
   float ms = 0; /* how long before the reference the GPU passed the event */
   if (p_cuEventElapsedTime_v2(&ms, (CUevent)s->ev[which], (CUevent)r->ev) != CUDA_SUCCESS) return 0;
-  double t = (double)r->t_ns - (double)ms * 1e6;
-  return t > 0 ? (uint64_t)t : 0;
+  return fr_gpu_time_before(r, ms);
 }
 
 const fr_device fr_device_cuda = {"CUDA", fr_cuda_capturing, fr_cuda_mark, fr_cuda_passed, fr_cuda_gpu_time};

@@ -52,6 +52,11 @@ void fr_device_init(void) {
 #define REF_SLACK_NS 100000 /* a reference seen later than this after its record is too
                                loose a bound (the thread was descheduled): none this scan */
 
+uint64_t fr_gpu_time_before(const fr_gpu_ref *r, float ms) {
+  double t = (double)r->t_ns - (double)ms * 1e6;
+  return t > 0 ? (uint64_t)t : 0;
+}
+
 fr_gpu_ref *fr_gpu_reference(fr_gpu_refs *refs, const fr_gpu_ref_ops *ops, void *ctx, uint64_t scan) {
   fr_gpu_ref *r = NULL;
   for (int i = 0; i < refs->n && !r; i++)

@@ -81,6 +81,10 @@ typedef struct fr_gpu_ref_ops {
 } fr_gpu_ref_ops;
 /* The reference of ctx recorded for this scan (after every event the scan
  * has seen passed so far); NULL when there is none. */
+/* The CLOCK_MONOTONIC ns at which the GPU passed an event `ms` milliseconds
+ * (the runtime's elapsed time, event to reference) before reference r; 0
+ * when that would be before the clock's start. */
+__attribute__((visibility("hidden"))) uint64_t fr_gpu_time_before(const fr_gpu_ref *r, float ms);
 __attribute__((visibility("hidden"))) fr_gpu_ref *fr_gpu_reference(fr_gpu_refs *refs, const fr_gpu_ref_ops *ops,
                                                                     void *ctx, uint64_t scan);
 

@@ -419,21 +419,26 @@ FR_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, C
 
 typedef CUresult (*inst_v2_fn)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 
-/* CUDA 11's cuGraphInstantiate (cuda.h maps it to _v2; both exported). */
-FR_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
-                                         char *logBuffer, size_t bufferSize) {
-  REAL_(real, "cuGraphInstantiate_v2")
+/* The driver's instantiation `real` (CUDA 11's signature), then follow the
+ * executable. */
+static CUresult instantiate_v2(void *real, CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                               char *logBuffer, size_t bufferSize) {
   if (!real) return CUDA_ERROR_NOT_SUPPORTED;
   CUresult r = ((inst_v2_fn)real)(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
   return instantiated(r, phGraphExec, hGraph);
 }
 
+/* CUDA 11's cuGraphInstantiate (cuda.h maps it to _v2; both exported). */
+FR_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                         char *logBuffer, size_t bufferSize) {
+  REAL_(real, "cuGraphInstantiate_v2")
+  return instantiate_v2(real, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+
 FR_EXPORT CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
                                       char *logBuffer, size_t bufferSize) {
   REAL_(real, "cuGraphInstantiate")
-  if (!real) return CUDA_ERROR_NOT_SUPPORTED;
-  CUresult r = ((inst_v2_fn)real)(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
-  return instantiated(r, phGraphExec, hGraph);
+  return instantiate_v2(real, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
 }
 
 FR_EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph) {

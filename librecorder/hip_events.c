@@ -143,8 +143,7 @@ static uint64_t gpu_time(fr_slot *s, int which, uint64_t scan) {
   if (!r) return 0;
   float ms = 0; /* how long before the reference the GPU passed the event */
   if (p_hipEventElapsedTime(&ms, (hipEvent_t)s->ev[which], (hipEvent_t)r->ev) != hipSuccess) return 0;
-  double t = (double)r->t_ns - (double)ms * 1e6;
-  return t > 0 ? (uint64_t)t : 0;
+  return fr_gpu_time_before(r, ms);
 }
 
 const fr_device fr_device_hip = {"HIP", capturing, mark, passed, gpu_time};

@@ -145,6 +145,8 @@ char *fa_hex(uint64_t id, char *buf);
 /* Number of FA_FIELD_* bits, and the name of bit i ("op", "count", ...). */
 #define FA_NFIELDS 7
 const char *fa_field_name(unsigned i);
+/* util.c: "op, count" for FA_FIELD_* bits f, into buf; returns buf. */
+const char *fa_field_names(unsigned f, char *buf, size_t len);
 
 /* "AllReduce(1048576 x float32, sum)", "Broadcast(4096 x float32, root 0)";
  * lifecycle ops by name only. */

@@ -212,11 +212,8 @@ static void culprit_steps(steps *s, const fa_analysis *a, const fa_root *w, cons
     stack_cmd(&p, cmd, sizeof cmd);
     add_step(s, "code", &p, text, known ? cmd : NULL, p.host);
   } else if (mismatch) {
-    char fields[96] = "";
-    for (unsigned i = 0; i < FA_NFIELDS; i++)
-      if (how & (1u << i))
-        snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "%s%s", fields[0] ? ", " : "",
-                 fa_field_name(i));
+    char fields[96];
+    fa_field_names(how, fields, sizeof fields);
     if (how & FA_FIELD_OP)
       snprintf(text, sizeof text,
                "rank %d called another op than the others at %s: find the code path that differs "

@@ -26,18 +26,6 @@ static int group_ranks(const fa_comm *c, const fa_group *g, fa_ranks *out)
   return 0;
 }
 
-/* "op, count" for FA_FIELD_* bits f. */
-static const char *field_names(unsigned f, char *buf, size_t len)
-{
-  buf[0] = '\0';
-  for (unsigned i = 0; i < FA_NFIELDS; i++)
-    if (f & (1u << i)) {
-      size_t n = strlen(buf);
-      snprintf(buf + n, len - n, "%s%s", n ? ", " : "", fa_field_name(i));
-    }
-  return buf;
-}
-
 /* "first mismatch at seq S on comm X (fields): ..." */
 static int say_mismatch(const fa_analysis *a, sbuf *b)
 {
@@ -45,7 +33,7 @@ static int say_mismatch(const fa_analysis *a, sbuf *b)
   const fa_mismatch *mm = &c->mismatch;
   char hex[200], fields[64], rp[200], sp[160];
   sb_printf(b, "first mismatch at seq %llu on comm %s (%s): ", (unsigned long long)mm->seq,
-            fa_comm_label(c, hex, sizeof hex), field_names(mm->fields, fields, sizeof fields));
+            fa_comm_label(c, hex, sizeof hex), fa_field_names(mm->fields, fields, sizeof fields));
   if (mm->culprit >= 0) {
     fa_ranks gr;
     const fa_group *g = &mm->groups[mm->culprit];

@@ -140,6 +140,17 @@ const char *fa_field_name(unsigned i)
   return i < FA_NFIELDS ? names[i] : "?";
 }
 
+const char *fa_field_names(unsigned f, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  for (unsigned i = 0; i < FA_NFIELDS; i++)
+    if (f & (1u << i)) {
+      size_t n = strlen(buf);
+      snprintf(buf + n, len - n, "%s%s", n ? ", " : "", fa_field_name(i));
+    }
+  return buf;
+}
+
 char *fa_sig_text(const fa_sig *s, char *buf, size_t len)
 {
   char nm[FRZ_PT_NAME_MAX];
