@@ -449,8 +449,9 @@ int main(int argc, char **argv)
       struct stat st;
       trig = snprintf(t, sizeof t, "%s/TRIGGER", argv[i]) < (int)sizeof t && stat(t, &st) == 0;
     }
-    fprintf(stderr, "fr-dump: no file to read in the directories given%s\n",
-            trig ? " (only a trigger file: a dump was asked for; no rank has written one there)" : "");
+    for (int i = optind; i < argc; i++) /* (each path named, as every other error does) */
+      fprintf(stderr, "fr-dump: %s: no file to read in the directory%s\n", argv[i],
+              trig ? " (only a trigger file: a dump was asked for; no rank has written one there)" : "");
     if (mode == OUT_JSON) fputs("[]\n", out);
     rc = 2;
   } else if (mode == OUT_CHECK) {

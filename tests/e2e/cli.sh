@@ -92,7 +92,7 @@ fi
 # a directory without files: said, exit 2 (unusable input), [] with --json
 mkdir -p empty-dir2
 run dump-empty 2 "$FR_DUMP" empty-dir2
-contains dump-empty dump-empty.err "fr-dump: no file to read in the directories given"
+contains dump-empty dump-empty.err "fr-dump: empty-dir2: no file to read in the directory"
 run dump-empty-json 2 "$FR_DUMP" --json empty-dir2
 contains dump-empty-json dump-empty-json.out "[]"
 run dump-empty-check 2 "$FR_DUMP" --check empty-dir2
@@ -173,7 +173,7 @@ for f in analyze-one-file.out analyze-one-waiter.out; do
   grep -q "left no dump\|--trigger" $f && fail "$f: ranks said to leave no dump, or a trigger suggested"
 done
 run dump-trigger-only 2 "$FR_DUMP" trigger-only-dir
-contains dump-trigger-only dump-trigger-only.err "fr-dump: no file to read in the directories given (only a trigger file: a dump was asked for"
+contains dump-trigger-only dump-trigger-only.err "fr-dump: trigger-only-dir: no file to read in the directory (only a trigger file: a dump was asked for"
 run dump-empty-dir 2 "$FR_DUMP" empty-dir # no file: said on stderr, nothing on stdout (and no qsort of NULL)
 [ ! -s dump-empty-dir.out ] || fail "dump-empty-dir: printed $(head -3 dump-empty-dir.out)"
 
