@@ -234,9 +234,10 @@ frz_status frz_ring_decode(const void *buf, size_t len, const char *name, frz_du
     get_ring_comm(p + co + (uint64_t)i * cs, c);
     if (c->nranks < -1 || c->nranks > (1 << 24) || c->rank < -1 ||
         (c->nranks > 0 && c->rank >= c->nranks)) {
+      int32_t rank = c->rank, nranks = c->nranks; /* c dies with out */
       frz_dump_free(out);
       return fail(err, FRZ_E_CORRUPT, name, co + (uint64_t)i * cs + 32,
-                  "comm %u: rank %d of %d", i, c->rank, c->nranks);
+                  "comm %u: rank %d of %d", i, rank, nranks);
     }
   }
   out->ncomms = nc;
