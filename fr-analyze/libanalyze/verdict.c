@@ -33,6 +33,17 @@ static int ended(const fa_analysis *a, int32_t k)
   return fa_trigger_ended(t) && !fa_gave_up(d, 0) && !fa_ended_waiting(d);
 }
 
+/* Does global rank g wait in comm c's stuck collective, as a member that
+ * joined it (its own process waits there too)? */
+static int waits_in_stuck(const fa_analysis *a, const fa_comm *c, int32_t g)
+{
+  int32_t k = g >= 0 ? fa_find_rank(a, g) : -1;
+  if (k < 0 || !c->stuck || a->ranks[k].wait_comm != (int32_t)(c - a->comms)) return 0;
+  for (int32_t r = 0; r < c->size; r++)
+    if (c->members[r].global_rank == g) return c->members[r].state == FA_MEMBER_WAITING;
+  return 0;
+}
+
 /* The global ranks the waiting side of c waits for (the lagging side of its
  * stuck collective, else its members without a dump; the counterparts of
  * its unmatched p2p ops); *unknown counts those without a known rank. */
@@ -67,6 +78,10 @@ static int blame(const fa_analysis *a, const fa_comm *c, fa_ranks *out, uint32_t
       ahead = c->members[r].state == FA_MEMBER_AHEAD && c->members[r].global_rank == fa_p2p_waiter(l);
     if (ahead) continue;
     int32_t g = l->pending_dir == FRZ_DIR_SEND ? l->dst : l->src;
+    /* nor does a counterpart that waits in this comm's stuck collective for
+     * its lagging side (blamed above): it must pass that op before it can
+     * post this one (NCCL runs a comm's calls in order on its stream) */
+    if (waits_in_stuck(a, c, g) && out->n) continue;
     if (g < 0) (*unknown)++;
     else if (fa_ranks_push(out, &cap, g)) return -1;
   }
@@ -265,7 +280,7 @@ static int better(const fa_analysis *a, int32_t x, int32_t y)
  * particular (all joined), or a p2p pair both sides posted and started
  * (joined) that the awaited rank is in.  Bounded: a cycle was looked for
  * before. */
-static int chain_end(const fa_analysis *a, int32_t start, int32_t *end)
+static int chain_end(const fa_analysis *a, const fa_wgraph *g, int32_t start, int32_t *end)
 {
   int32_t c = start;
   *end = start;
@@ -277,6 +292,9 @@ static int chain_end(const fa_analysis *a, int32_t start, int32_t *end)
     fa_ranks_free(&bl);
     *end = c;
     if (k < 0 || a->ranks[k].wait_comm < 0) return 0;
+    /* nor does it go on past a rank whose own call here is its fault (one
+     * that never ran, or that it left): where else it waits follows */
+    if (fa_wgraph_is_root(g, k, c)) return 0;
     c = a->ranks[k].wait_comm;
     /* where it waits in a p2p pair that both sides posted and started and
      * neither finished (joined), the chain ends: the pair waits for no rank */
@@ -428,7 +446,7 @@ static int choose_comm(fa_analysis *a, const fa_wgraph *g)
    * a root elsewhere (a rank that left no dump, say) frees none of them */
   if (best_blamed >= 0 && fa_wgraph_cycle(a, g, &v->cycle, &v->ncycle)) return -1;
   if (v->cycle) v->comm = v->cycle[0].comm;
-  else if (v->comm < 0 && best_blamed >= 0 && chain_end(a, best_blamed, &v->comm)) return -1;
+  else if (v->comm < 0 && best_blamed >= 0 && chain_end(a, g, best_blamed, &v->comm)) return -1;
   if (v->comm < 0) v->comm = best_any;
   /* with no root, a p2p pair both sides posted and started and neither
    * finished (joined) says more than a collective stuck behind it in the
