@@ -1,5 +1,5 @@
-/* frz_common.c — the dump codec's shared parts: CRC-32, error messages and
- * the lookups in a decoded dump.
+/* frz_common.c — the dump codec's shared parts: CRC-32, error messages,
+ * the lookups in a decoded dump and freeing it.
  *
  * formats/frz.md is the contract the codec implements (frz_write.c encodes,
  * frz_read.c decodes).  Nothing here prints: problems are reported through
@@ -111,4 +111,28 @@ const frz_callsite *frz_find_callsite(const frz_dump *d, uint64_t address)
   frz_callsite key;
   key.address = address;
   return bsearch(&key, d->callsites, d->ncallsites, sizeof key, cmp_site);
+}
+
+/* Every reader's dump (frz, ring file, PyTorch) is freed the same way. */
+void frz_dump_free(frz_dump *d)
+{
+  if (!d)
+    return;
+  free(d->comms);
+  free(d->records);
+  free(d->callsites);
+  free(d->backtraces);
+  free(d->proxy);
+  free(d->kernel_ch);
+  free(d->stacks);
+  free(d->pyframes);
+  if (d->pt) {
+    for (uint32_t i = 0; i < d->pt->nnames; i++) free(d->pt->names[i]);
+    free(d->pt->names);
+    for (uint32_t i = 0; d->pt->comms && i < d->ncomms; i++) free(d->pt->comms[i].ranks);
+    free(d->pt->comms);
+    free(d->pt->records);
+    free(d->pt);
+  }
+  memset(d, 0, sizeof *d);
 }

@@ -717,29 +717,6 @@ frz_status frz_decode(const void *buf, size_t len, const char *name, frz_dump *o
   return st;
 }
 
-void frz_dump_free(frz_dump *d)
-{
-  if (!d)
-    return;
-  free(d->comms);
-  free(d->records);
-  free(d->callsites);
-  free(d->backtraces);
-  free(d->proxy);
-  free(d->kernel_ch);
-  free(d->stacks);
-  free(d->pyframes);
-  if (d->pt) {
-    for (uint32_t i = 0; i < d->pt->nnames; i++) free(d->pt->names[i]);
-    free(d->pt->names);
-    for (uint32_t i = 0; d->pt->comms && i < d->ncomms; i++) free(d->pt->comms[i].ranks);
-    free(d->pt->comms);
-    free(d->pt->records);
-    free(d->pt);
-  }
-  memset(d, 0, sizeof *d);
-}
-
 /* ---- files --------------------------------------------------------------- */
 
 /* Read up to `size` bytes from fd into buf; returns the count read (short at
