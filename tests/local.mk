@@ -40,6 +40,7 @@ noinst_PROGRAMS += tests/scenario/fr-scenario-job
 fr_scenario_job_common = tests/scenario/job.c tests/scenario/scenario.c \
 	tests/scenario/comms.c tests/scenario/names.c tests/scenario/plan.c tests/scenario/expr.c \
 	tests/scenario/boot.c tests/scenario/lifecycle.c tests/scenario/sites.c tests/scenario/model.c \
+	tests/scenario/host.c \
 	tests/scenario/scenario.h tests/scenario/parse.h tests/scenario/job.h
 tests_scenario_fr_scenario_job_SOURCES = $(fr_scenario_job_common) tests/scenario/graph.c
 tests_scenario_fr_scenario_job_CFLAGS = $(AM_CFLAGS) $(PTHREAD_CFLAGS)

@@ -395,7 +395,8 @@ out:
 /* A comm whose members ran one op with other algorithms or protocols and
  * no side is a minority there (two hosts of four ranks each in a comm of
  * eight): each rank's configuration shows in every op of that signature it
- * ran, in any comm.  The job-wide tally of ranks per (algorithm, protocol)
+ * ran, in any comm.  The job-wide tally of ranks (of hosts where the sides
+ * are whole hosts: count_votes) per (algorithm, protocol)
  * for the op, count and type of the divergence picks the side whose setting
  * a unique minority of the job's ranks has (one host with NCCL_PROTO set
  * otherwise among several).  Records only the culprit of such comms. */
@@ -406,8 +407,96 @@ static int config_only(const fa_comm *c)
   return c->has_mismatch && (c->mismatch.fields & how) && !(c->mismatch.fields & ~how) && c->mismatch.ngroups >= 2;
 }
 
+/* The host of global rank g as its latest dump names it; "" unknown (no
+ * dump, or a PyTorch dump, which names none). */
+static const char *host_of(const fa_analysis *a, int32_t g)
+{
+  int32_t k = g >= 0 ? fa_find_rank(a, g) : -1;
+  if (k < 0) return "";
+  const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
+  return d->pt ? "" : d->process.host;
+}
+
+static int cmp_host_ix(const void *x, const void *y, void *h)
+{
+  const char *const *host = h;
+  return strcmp(host[*(const uint32_t *)x], host[*(const uint32_t *)y]);
+}
+
+/* n voters: voter i on host[i] ran side[i] (0..nsides-1, or nsides for
+ * another setting, counted in the total only).  Counts each side's votes
+ * into votes[0..nsides) and returns the total: in hosts when every host is
+ * known, there are two or more, and each host's voters all ran one side
+ * (an NCCL setting such as NCCL_PROTO, NCCL_ALGO or a tuner plugin lives
+ * in a host's environment: one host is one fault, however many ranks it
+ * runs); otherwise in ranks. */
+static uint32_t count_votes(const char *const *host, const uint32_t *side, uint32_t n, uint32_t nsides,
+                            uint32_t *votes)
+{
+  uint32_t total = 0, nhosts = 0;
+  uint32_t *ix = n ? malloc(n * sizeof *ix) : NULL;
+  int aligned = ix != NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    aligned &= host[i][0] != '\0';
+    if (ix) ix[i] = i;
+  }
+  if (aligned) {
+    qsort_r(ix, n, sizeof *ix, cmp_host_ix, (void *)host);
+    for (uint32_t i = 0; i < n && aligned; i++) {
+      if (i == 0 || strcmp(host[ix[i]], host[ix[i - 1]])) nhosts++;
+      else aligned = side[ix[i]] == side[ix[i - 1]];
+    }
+    aligned &= nhosts >= 2;
+  }
+  memset(votes, 0, nsides * sizeof *votes);
+  for (uint32_t i = 0; i < n; i++) {
+    if (aligned && i > 0 && !strcmp(host[ix[i]], host[ix[i - 1]])) continue; /* (a host's first voter only) */
+    uint32_t v = aligned ? ix[i] : i;
+    if (side[v] < nsides) votes[side[v]]++;
+    total++;
+  }
+  free(ix);
+  return total;
+}
+
+/* The side of n voters with the unique fewest votes, fewer than half of
+ * total; -1 none. */
+static int32_t unique_minority(const uint32_t *votes, uint32_t nsides, uint32_t total)
+{
+  int32_t best = -1;
+  for (uint32_t g = 0; g < nsides; g++)
+    if (best < 0 || votes[g] < votes[best]) best = (int32_t)g;
+  for (uint32_t g = 0; best >= 0 && g < nsides; g++)
+    if ((int32_t)g != best && votes[g] == votes[best]) return -1;
+  return best >= 0 && votes[best] && 2 * votes[best] < total ? best : -1;
+}
+
+/* A config split's culprit counted in hosts where its sides are whole
+ * hosts (count_votes): two hosts of a sub-comm, one with three of its
+ * ranks and the other with four, are one against one, no minority. */
+static void config_by_hosts(const fa_analysis *a, const fa_comm *c, fa_mismatch *mm)
+{
+  if (mm->ngroups > 8) return;
+  const char **host = malloc(mm->nmembers * sizeof *host);
+  uint32_t *side = malloc(mm->nmembers * sizeof *side), votes[8];
+  if (host && side) {
+    for (uint32_t g = 0; g < mm->ngroups; g++)
+      for (uint32_t i = 0; i < mm->groups[g].n; i++) {
+        uint32_t m = mm->groups[g].first + i;
+        host[m] = host_of(a, fa_global_of(c, mm->members[m]));
+        side[m] = g;
+      }
+    uint32_t total = count_votes(host, side, mm->nmembers, mm->ngroups, votes);
+    if (total < mm->nmembers) mm->culprit = unique_minority(votes, mm->ngroups, total); /* (counted in hosts) */
+  }
+  free(host);
+  free(side);
+}
+
 void fa_config_minority(fa_analysis *a)
 {
+  for (uint32_t ci = 0; ci < a->ncomms; ci++)
+    if (config_only(&a->comms[ci])) config_by_hosts(a, &a->comms[ci], &a->comms[ci].mismatch);
   /* comms whose own minorities run different settings (one names the ranks
    * on Simple, another those on LL): a comm's minority is then no evidence
    * of which setting is wrong, and the job-wide count below decides, or
@@ -430,7 +519,14 @@ void fa_config_minority(fa_analysis *a)
         mm->ngroups < 2 || mm->ngroups > 8)
       continue;
     const fa_sig *g0 = &mm->groups[0].sig;
-    uint32_t votes[8] = {0}, ranks = 0;
+    uint32_t votes[8], nv = 0;
+    const char **host = malloc((a->nranks ? a->nranks : 1) * sizeof *host);
+    uint32_t *side = malloc((a->nranks ? a->nranks : 1) * sizeof *side);
+    if (!host || !side) { /* (out of memory: no culprit named) */
+      free(host);
+      free(side);
+      continue;
+    }
     for (uint32_t k = 0; k < a->nranks; k++) {
       const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
       if (d->pt) continue;
@@ -450,16 +546,13 @@ void fa_config_minority(fa_analysis *a)
         if (got < 0) got = (int32_t)mm->ngroups; /* another setting: counted, no group's */
       }
       if (got < 0) continue;
-      ranks++;
-      if ((uint32_t)got < mm->ngroups) votes[got]++;
+      host[nv] = d->process.host;
+      side[nv++] = (uint32_t)got;
     }
-    int32_t best = -1;
-    for (uint32_t g = 0; g < mm->ngroups; g++)
-      if (best < 0 || votes[g] < votes[best]) best = (int32_t)g;
-    int unique = 1;
-    for (uint32_t g = 0; g < mm->ngroups; g++)
-      if ((int32_t)g != best && votes[g] == votes[best]) unique = 0;
-    if (best >= 0 && unique && votes[best] && 2 * votes[best] < ranks) mm->culprit = best;
+    uint32_t total = count_votes(host, side, nv, mm->ngroups, votes);
+    mm->culprit = unique_minority(votes, mm->ngroups, total);
+    free(host);
+    free(side);
   }
   /* a split with no minority of its own (half and half): the side that runs
    * the setting another comm's split names as its culprit's is the
