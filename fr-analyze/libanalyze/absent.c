@@ -27,16 +27,30 @@ static int holds(const fa_analysis *a, uint32_t k, uint64_t id)
   return 0;
 }
 
-/* Does rank k hold a comm other than c made the same way: as many ranks,
- * the same parent (0: a unique id's ncclCommInitRank), the same kind of
- * creation?  (Another group of the same "split by unique id", its own.) */
+/* Does comm x share no rank with c's members that have a dump? */
+static int disjoint(const fa_analysis *a, const frz_comm *x, const fa_comm *c)
+{
+  int32_t xi = fa_find_comm(a, x->comm_id);
+  if (xi < 0) return 0;
+  const fa_comm *o = &a->comms[xi];
+  for (int32_t q = 0; q < o->size; q++)
+    for (int32_t r = 0; o->members[q].global_rank >= 0 && r < c->size; r++)
+      if (c->members[r].rank >= 0 && c->members[r].global_rank == o->members[q].global_rank) return 0;
+  return 1;
+}
+
+/* Does rank k hold a comm other than c made the same way: the same parent
+ * (0: a unique id's ncclCommInitRank), the same kind of creation, and no
+ * rank in common with c's members (another group of the same "split by
+ * unique id", its own; the groups of an uneven split differ in size, 3
+ * and 2 ranks of 5 by parity)? */
 static int holds_sibling(const fa_analysis *a, uint32_t k, const fa_comm *c, uint64_t parent, uint32_t how)
 {
   const frz_dump *d = &fa_rank_latest(a, &a->ranks[k])->dump;
   for (uint32_t e = 0; e < d->ncomms; e++) {
     const frz_comm *x = &d->comms[e];
-    if (x->comm_id != c->id && (int64_t)x->nranks == (int64_t)c->size && x->parent_id == parent &&
-        (x->flags & (FRZ_CF_SPLIT | FRZ_CF_SHRINK)) == how)
+    if (x->comm_id != c->id && x->parent_id == parent && (x->flags & (FRZ_CF_SPLIT | FRZ_CF_SHRINK)) == how &&
+        disjoint(a, x, c))
       return 1;
   }
   return 0;
