@@ -27,15 +27,15 @@ static int holds(const fa_analysis *a, uint32_t k, uint64_t id)
   return 0;
 }
 
-/* Does comm x share no rank with c's members that have a dump? */
+/* Does no member of c with a dump hold comm x?  (O(c's size x their
+ * comms), not x's size: x may be the world.) */
 static int disjoint(const fa_analysis *a, const frz_comm *x, const fa_comm *c)
 {
-  int32_t xi = fa_find_comm(a, x->comm_id);
-  if (xi < 0) return 0;
-  const fa_comm *o = &a->comms[xi];
-  for (int32_t q = 0; q < o->size; q++)
-    for (int32_t r = 0; o->members[q].global_rank >= 0 && r < c->size; r++)
-      if (c->members[r].rank >= 0 && c->members[r].global_rank == o->members[q].global_rank) return 0;
+  for (int32_t r = 0; r < c->size; r++) {
+    const fa_member *m = &c->members[r];
+    int32_t k = m->rank >= 0 && m->global_rank >= 0 ? fa_find_rank(a, m->global_rank) : -1;
+    if (k >= 0 && holds(a, (uint32_t)k, x->comm_id)) return 0;
+  }
   return 1;
 }
 
